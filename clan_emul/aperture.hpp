@@ -1,0 +1,58 @@
+// An outgoing aperture: a mapping of a peer's exported region, obtained by
+// importing its RDMA cookie. Writes through it are the emulated network
+// writes: bounds-checked, checked against the exporter's current cookie
+// generation (so revocation bites), and matched against the exporter's
+// tripwire CAM. PIO writes are synchronous copies with release ordering and
+// make no system call unless a tripwire they touch has a sleeping waiter.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "clan_emul/cookie.hpp"
+#include "clan_emul/error.hpp"
+#include "clan_emul/nic_layout.hpp"
+#include "clan_emul/shared_memory.hpp"
+
+namespace clan {
+
+class Nic;
+struct PeerNic;
+
+class Aperture {
+ public:
+  Aperture() = default;
+  Aperture(Aperture&& o) noexcept;
+  Aperture& operator=(Aperture&& o) noexcept;
+  ~Aperture() { reset(); }
+
+  // PIO: copies `len` bytes to `offset` of the peer's region.
+  Errc write(size_t offset, const void* src, size_t len);
+  // PIO of one aligned 64-bit word as a single atomic release store: the way
+  // a protocol publishes a pointer after the data it covers.
+  Errc write_word(size_t offset, uint64_t value);
+
+  size_t size() const { return size_; }
+  bool valid() const { return nic_ != nullptr; }
+  const RdmaCookie& cookie() const { return cookie_; }
+  // kOk while the cookie is still good; the revocation error otherwise.
+  Errc check() const;
+  void reset();
+
+ private:
+  friend class Nic;
+  Errc state_error(uint64_t state) const;
+  void match_tripwires(size_t offset, size_t len) const;
+
+  Nic* nic_ = nullptr;
+  std::shared_ptr<PeerNic> peer_;
+  SharedMemory memory_;
+  std::byte* base_ = nullptr;
+  size_t size_ = 0;
+  RegionSlot* slot_ = nullptr;
+  uint64_t expect_state_ = 0;
+  RdmaCookie cookie_{};
+};
+
+}  // namespace clan

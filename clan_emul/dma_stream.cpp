@@ -1,0 +1,65 @@
+#include "clan_emul/dma_stream.hpp"
+
+#include "clan_emul/aperture.hpp"
+#include "clan_emul/dma_engine.hpp"
+#include "clan_emul/event_queue.hpp"
+#include "clan_emul/spin_wait.hpp"
+#include "clan_emul/nic.hpp"
+
+namespace clan {
+
+DmaStream::DmaStream(Nic& nic, EventQueue* queue, uint64_t user)
+    : engine_(nic.dma()), queue_(queue), spin_ns_(nic.spin_budget().count()) {
+  if (queue_) {
+    auto s = queue_->add_source(user);
+    if (s) {
+      source_ = s.value();
+    } else {
+      queue_ = nullptr;  // no event source left: completions are still waitable
+      error_.store(s.error(), std::memory_order_relaxed);
+    }
+  }
+}
+
+DmaStream::~DmaStream() {
+  wait(submitted_, Deadline::never());
+  if (queue_) queue_->remove_source(source_);
+}
+
+Result<uint64_t> DmaStream::submit(Aperture& aperture, size_t offset, const void* src, size_t len,
+                                   uint64_t word) {
+  if (!aperture.valid()) return Errc::kClosed;
+  if (offset > aperture.size() || len > aperture.size() - offset) return Errc::kOutOfRange;
+  const uint64_t ticket = submitted_ + 1;
+  Errc e = engine_.submit(DmaRequest{&aperture, offset, src, len, word, this, ticket});
+  if (e != Errc::kOk) return e;
+  submitted_ = ticket;
+  return ticket;
+}
+
+Result<uint64_t> DmaStream::write(Aperture& aperture, size_t offset, const void* src, size_t len) {
+  if (src == nullptr && len != 0) return Errc::kInvalidArgument;
+  static const char kEmpty = 0;
+  return submit(aperture, offset, src ? src : &kEmpty, len, 0);
+}
+
+Result<uint64_t> DmaStream::write_word(Aperture& aperture, size_t offset, uint64_t value) {
+  if (offset % 8 != 0) return Errc::kInvalidArgument;
+  return submit(aperture, offset, nullptr, 8, value);
+}
+
+void DmaStream::complete(uint64_t ticket, Errc result) {
+  if (result != Errc::kOk) {
+    Errc expected = Errc::kOk;
+    error_.compare_exchange_strong(expected, result, std::memory_order_acq_rel);
+  }
+  completed_.store(ticket, std::memory_order_seq_cst);
+  wake_sleepers(sleepers_, wakeups_);
+  if (queue_) queue_->notify(source_);
+}
+
+Errc DmaStream::wait(uint64_t ticket, Deadline deadline) const {
+  return spin_then_block([&] { return done(ticket); }, spin_ns_, sleepers_, wakeups_, deadline);
+}
+
+}  // namespace clan

@@ -1,0 +1,33 @@
+#include "clan_emul/futex.hpp"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+
+namespace clan {
+
+static_assert(sizeof(std::atomic<uint32_t>) == 4 && std::atomic<uint32_t>::is_always_lock_free);
+
+bool futex_wait(std::atomic<uint32_t>* word, uint32_t expected, Deadline deadline) {
+  if (deadline.expired()) return false;
+  timespec ts{};
+  timespec* tsp = nullptr;
+  if (!deadline.is_never()) {
+    ts = deadline.to_timespec();
+    tsp = &ts;
+  }
+  // FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time, matching Deadline.
+  long rc = syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT_BITSET, expected, tsp,
+                    nullptr, FUTEX_BITSET_MATCH_ANY);
+  if (rc == -1 && errno == ETIMEDOUT) return false;
+  return true;
+}
+
+void futex_wake_all(std::atomic<uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+}  // namespace clan

@@ -1,0 +1,28 @@
+// Thin wrappers over futex(2) for words in memory shared between processes
+// (so never FUTEX_PRIVATE_FLAG). Callers keep the fast path free of these:
+// they are used only after announcing themselves as sleepers.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "clan_emul/deadline.hpp"
+
+namespace clan {
+
+// Sleeps while *word == expected, until woken or the deadline passes.
+// Returns false on timeout, true otherwise (woken, value changed, or signal).
+bool futex_wait(std::atomic<uint32_t>* word, uint32_t expected, Deadline deadline);
+// Wakes every thread of any process sleeping on the word.
+void futex_wake_all(std::atomic<uint32_t>* word);
+
+// Busy-wait hint for spin loops.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace clan

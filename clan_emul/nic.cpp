@@ -1,0 +1,346 @@
+#include "clan_emul/nic.hpp"
+
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "clan_emul/aperture.hpp"
+#include "clan_emul/dma_engine.hpp"
+#include "clan_emul/event_queue.hpp"
+#include "clan_emul/region.hpp"
+#include "clan_emul/tripwire.hpp"
+
+namespace clan {
+
+uint64_t random_u64() {
+  uint64_t v = 0;
+  while (getrandom(&v, sizeof v, 0) != static_cast<ssize_t>(sizeof v)) {
+  }
+  return v;
+}
+
+static std::string nic_memfd_name(uint64_t nic_id) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "clan-nic-%016llx", static_cast<unsigned long long>(nic_id));
+  return buf;
+}
+
+static bool power_of_two(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+Nic::Nic(NicConfig config) : config_(std::move(config)) {}
+
+Result<std::unique_ptr<Nic>> Nic::open(NicConfig config) {
+  if (config.max_regions == 0 || config.max_regions > kMaxRegionsLimit ||
+      config.max_tripwires == 0 || config.max_tripwires > kMaxTripwiresLimit ||
+      config.max_event_queues == 0 || config.max_event_queues > kMaxEventQueuesLimit ||
+      !power_of_two(config.event_queue_capacity) ||
+      config.event_queue_capacity > kEventQueueCapacityLimit || config.max_imports == 0 ||
+      config.dma_queue_depth == 0 || config.name.empty() || config.name.size() >= 64) {
+    return Errc::kInvalidArgument;
+  }
+  if (const char* spin = std::getenv("CLAN_SPIN_NS")) {
+    config.spin_budget = std::chrono::nanoseconds(std::strtoll(spin, nullptr, 10));
+  }
+  std::unique_ptr<Nic> nic(new Nic(std::move(config)));
+  const NicConfig& c = nic->config_;
+  uint64_t id = random_u64();
+  NicLayout layout = NicLayout::compute(c.max_regions, c.max_tripwires, c.max_event_queues,
+                                        c.event_queue_capacity);
+  auto seg = SharedMemory::create(nic_memfd_name(id), layout.total);
+  if (!seg) return seg.error();
+  nic->segment_ = std::move(seg.value());
+  NicView& v = nic->view_;
+  v = NicView{nic->segment_.data(), layout, c.max_regions, c.max_tripwires, c.max_event_queues,
+              c.event_queue_capacity};
+  NicHeader* h = v.header();
+  h->version = kNicLayoutVersion;
+  h->pid = getpid();
+  h->nic_id = id;
+  h->max_regions = c.max_regions;
+  h->max_tripwires = c.max_tripwires;
+  h->max_event_queues = c.max_event_queues;
+  h->event_queue_capacity = c.event_queue_capacity;
+  std::strncpy(h->name, c.name.c_str(), sizeof h->name - 1);
+  for (uint32_t i = 0; i < c.max_event_queues; ++i) v.queue(i)->capacity = c.event_queue_capacity;
+  std::atomic_ref<uint64_t>(h->magic).store(kNicMagic, std::memory_order_release);
+
+  // Free lists hand out low indices first.
+  for (uint32_t i = c.max_regions; i-- > 0;) nic->free_regions_.push_back(i);
+  for (uint32_t i = c.max_tripwires; i-- > 0;) nic->free_tripwires_.push_back(i);
+  for (uint32_t i = c.max_event_queues; i-- > 0;) nic->free_queues_.push_back(i);
+  nic->region_generation_.assign(c.max_regions, 0);
+  return nic;
+}
+
+Nic::~Nic() {
+  // Pending DMA completes before the memory it targets goes away.
+  dma_.reset();
+}
+
+DmaEngine& Nic::dma() {
+  std::lock_guard lock(mu_);
+  if (!dma_) dma_ = std::make_unique<DmaEngine>(config_.dma_queue_depth, config_.spin_budget);
+  return *dma_;
+}
+
+uint32_t Nic::regions_in_use() const {
+  std::lock_guard lock(mu_);
+  return config_.max_regions - static_cast<uint32_t>(free_regions_.size());
+}
+uint32_t Nic::tripwires_in_use() const {
+  std::lock_guard lock(mu_);
+  return config_.max_tripwires - static_cast<uint32_t>(free_tripwires_.size());
+}
+uint32_t Nic::imports_in_use() const {
+  std::lock_guard lock(mu_);
+  return imports_;
+}
+
+std::string Nic::region_memfd_name(uint64_t nic_id, uint32_t index, uint32_t generation) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "clan-%016llx-r%u-g%u", static_cast<unsigned long long>(nic_id),
+                index, generation);
+  return buf;
+}
+
+// ---- regions ---------------------------------------------------------------
+
+Result<Region> Nic::export_region(size_t bytes) {
+  if (bytes == 0 || bytes > (size_t{1} << 40)) return Errc::kInvalidArgument;
+  uint32_t index, generation;
+  {
+    std::lock_guard lock(mu_);
+    if (free_regions_.empty()) return Errc::kNoResources;
+    index = free_regions_.back();
+    free_regions_.pop_back();
+    generation = ++region_generation_[index];
+  }
+  // The memfd name carries the generation the region was created with, so an
+  // importer can tell this memfd from one that later reuses the fd number.
+  auto mem = SharedMemory::create(region_memfd_name(id(), index, generation), bytes);
+  if (!mem) {
+    std::lock_guard lock(mu_);
+    free_regions_.push_back(index);
+    return mem.error();
+  }
+  Region r;
+  r.nic_ = this;
+  r.index_ = index;
+  r.memory_ = std::move(mem.value());
+  RegionSlot* slot = view_.region(index);
+  slot->secret[0] = random_u64();
+  slot->secret[1] = random_u64();
+  slot->length = r.memory_.size();
+  slot->fd = r.memory_.fd();
+  slot->memfd_generation = generation;
+  slot->tw_head.store(0, std::memory_order_relaxed);
+  slot->state.store(region_state(generation, kRegionLive), std::memory_order_release);
+  r.cookie_ = RdmaCookie{id(),          getpid(),       segment_.fd(),  index, generation,
+                         slot->length, {slot->secret[0], slot->secret[1]}};
+  return r;
+}
+
+void Nic::release_region(uint32_t index) {
+  RegionSlot* slot = view_.region(index);
+  uint64_t gen = slot->state.load(std::memory_order_relaxed) >> 2;
+  slot->state.store(region_state(gen, kRegionFree), std::memory_order_release);
+  std::lock_guard lock(mu_);
+  free_regions_.push_back(index);
+}
+
+// ---- imports ---------------------------------------------------------------
+
+Result<std::shared_ptr<PeerNic>> Nic::map_peer(const RdmaCookie& cookie) {
+  // Called with mu_ held.
+  auto it = peers_.find(cookie.nic_id);
+  if (it != peers_.end()) {
+    if (auto p = it->second.lock()) return p;
+    peers_.erase(it);
+  }
+  auto seg = SharedMemory::open_peer(cookie.pid, cookie.nic_fd, nic_memfd_name(cookie.nic_id),
+                                     sizeof(NicHeader));
+  if (!seg) return seg.error() == Errc::kStaleCookie ? Errc::kForgedCookie : seg.error();
+  auto peer = std::make_shared<PeerNic>();
+  peer->segment = std::move(seg.value());
+  // Nothing in the header is trusted until checked against the real size.
+  const NicHeader* h = reinterpret_cast<const NicHeader*>(peer->segment.data());
+  uint64_t magic = std::atomic_ref<const uint64_t>(h->magic).load(std::memory_order_acquire);
+  if (magic != kNicMagic || h->version != kNicLayoutVersion || h->nic_id != cookie.nic_id ||
+      h->max_regions == 0 || h->max_regions > kMaxRegionsLimit || h->max_tripwires == 0 ||
+      h->max_tripwires > kMaxTripwiresLimit || h->max_event_queues == 0 ||
+      h->max_event_queues > kMaxEventQueuesLimit || !power_of_two(h->event_queue_capacity) ||
+      h->event_queue_capacity > kEventQueueCapacityLimit) {
+    return Errc::kCorrupt;
+  }
+  NicLayout layout = NicLayout::compute(h->max_regions, h->max_tripwires, h->max_event_queues,
+                                        h->event_queue_capacity);
+  if (layout.total > peer->segment.size()) return Errc::kCorrupt;
+  peer->view = NicView{peer->segment.data(), layout,           h->max_regions,
+                       h->max_tripwires,     h->max_event_queues, h->event_queue_capacity};
+  peer->nic_id = cookie.nic_id;
+  peer->pid = cookie.pid;
+  peers_[cookie.nic_id] = peer;
+  return peer;
+}
+
+static Errc cookie_state_error(uint64_t state, uint32_t generation) {
+  if ((state >> 2) != generation) return Errc::kStaleCookie;
+  if ((state & 3) == kRegionRevoked) return Errc::kRevokedCookie;
+  return Errc::kStaleCookie;  // freed
+}
+
+Result<Aperture> Nic::import(const RdmaCookie& cookie) {
+  std::shared_ptr<PeerNic> peer;
+  {
+    std::lock_guard lock(mu_);
+    if (imports_ >= config_.max_imports) return Errc::kNoResources;
+    auto p = map_peer(cookie);
+    if (!p) return p.error();
+    peer = std::move(p.value());
+    ++imports_;
+  }
+  auto fail = [&](Errc e) -> Result<Aperture> {
+    release_import(peer);
+    return e;
+  };
+  const NicView& pv = peer->view;
+  if (cookie.region >= pv.max_regions) return fail(Errc::kForgedCookie);
+  RegionSlot* slot = pv.region(cookie.region);
+  const uint64_t want = region_state(cookie.generation, kRegionLive);
+  uint64_t before = slot->state.load(std::memory_order_acquire);
+  if (slot->secret[0] != cookie.secret[0] || slot->secret[1] != cookie.secret[1]) {
+    // A wrong secret for the current generation is a forgery; for an older
+    // generation we cannot tell forgery from staleness, and say stale.
+    return fail((before >> 2) == cookie.generation ? Errc::kForgedCookie
+                                                   : cookie_state_error(before, cookie.generation));
+  }
+  if (before != want) return fail(cookie_state_error(before, cookie.generation));
+  if (cookie.length == 0 || cookie.length > slot->length) return fail(Errc::kForgedCookie);
+
+  auto mem = SharedMemory::open_peer(cookie.pid, slot->fd,
+                                     region_memfd_name(cookie.nic_id, cookie.region,
+                                                       slot->memfd_generation),
+                                     cookie.length);
+  if (!mem) return fail(mem.error() == Errc::kStaleCookie ? Errc::kStaleCookie : mem.error());
+  // Re-check: the region may have been freed and its slot reused while we mapped.
+  if (slot->state.load(std::memory_order_acquire) != want) {
+    return fail(cookie_state_error(slot->state.load(std::memory_order_acquire), cookie.generation));
+  }
+  Aperture a;
+  a.nic_ = this;
+  a.peer_ = std::move(peer);
+  a.memory_ = std::move(mem.value());
+  a.base_ = a.memory_.data();
+  a.size_ = cookie.length;
+  a.slot_ = slot;
+  a.expect_state_ = want;
+  a.cookie_ = cookie;
+  return a;
+}
+
+void Nic::release_import(const std::shared_ptr<PeerNic>&) {
+  std::lock_guard lock(mu_);
+  --imports_;
+}
+
+// ---- tripwires -------------------------------------------------------------
+
+Result<Tripwire> Nic::arm_tripwire(const Region& region, size_t offset, EventQueue* queue,
+                                   uint64_t user) {
+  if (region.nic_ != this || offset > region.size() || region.size() - offset < 8) {
+    return Errc::kInvalidArgument;
+  }
+  if (queue && queue->nic_ != this) return Errc::kInvalidArgument;
+  uint32_t source = 0;
+  if (queue) {
+    auto s = queue->add_source(user);
+    if (!s) return s.error();
+    source = s.value();
+  }
+  std::lock_guard lock(mu_);
+  if (free_tripwires_.empty()) {
+    if (queue) queue->remove_source(source);
+    return Errc::kNoResources;
+  }
+  uint32_t index = free_tripwires_.back();
+  free_tripwires_.pop_back();
+  TripwireSlot* t = view_.tripwire(index);
+  RegionSlot* r = view_.region(region.index());
+  t->sleepers.store(0, std::memory_order_relaxed);
+  t->offset.store(offset, std::memory_order_relaxed);
+  t->queue.store(queue ? queue->index() + 1 : 0, std::memory_order_relaxed);
+  t->source.store(source, std::memory_order_relaxed);
+  t->next.store(r->tw_head.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  t->region.store(region.index() + 1, std::memory_order_release);
+  r->tw_head.store(index + 1, std::memory_order_release);
+
+  Tripwire tw;
+  tw.nic_ = this;
+  tw.index_ = index;
+  tw.region_ = region.index();
+  tw.slot_ = t;
+  tw.queue_ = queue;
+  tw.source_ = source;
+  tw.spin_ns_ = config_.spin_budget.count();
+  return tw;
+}
+
+void Nic::release_tripwire(uint32_t index) {
+  std::lock_guard lock(mu_);
+  TripwireSlot* t = view_.tripwire(index);
+  uint32_t region = t->region.load(std::memory_order_relaxed) - 1;
+  t->region.store(0, std::memory_order_release);  // writers stop matching it first
+  RegionSlot* r = view_.region(region);
+  // Unlink; a writer standing on this slot still follows its `next`.
+  std::atomic<uint32_t>* link = &r->tw_head;
+  for (uint32_t i = link->load(std::memory_order_relaxed); i != 0;
+       i = link->load(std::memory_order_relaxed)) {
+    if (i - 1 == index) {
+      link->store(t->next.load(std::memory_order_relaxed), std::memory_order_release);
+      break;
+    }
+    link = &view_.tripwire(i - 1)->next;
+  }
+  free_tripwires_.push_back(index);
+}
+
+// ---- event queues ----------------------------------------------------------
+
+Result<EventQueue> Nic::create_event_queue() {
+  uint32_t index;
+  {
+    std::lock_guard lock(mu_);
+    if (free_queues_.empty()) return Errc::kNoResources;
+    index = free_queues_.back();
+    free_queues_.pop_back();
+  }
+  EventQueueHeader* h = view_.queue(index);
+  const uint32_t cap = config_.event_queue_capacity;
+  EventSlot* slots = view_.queue_slots(index);
+  std::atomic<uint8_t>* pending = view_.queue_pending(index);
+  for (uint32_t i = 0; i < cap; ++i) {
+    slots[i].seq.store(0, std::memory_order_relaxed);
+    pending[i].store(0, std::memory_order_relaxed);
+  }
+  h->tail.store(0, std::memory_order_relaxed);
+  h->head.store(0, std::memory_order_relaxed);
+  h->sleepers.store(0, std::memory_order_relaxed);
+  h->in_use.store(1, std::memory_order_release);
+  EventQueue q;
+  q.nic_ = this;
+  q.index_ = index;
+  q.sources_ = std::make_unique<EventQueue::Sources>(cap);
+  for (uint32_t i = cap; i-- > 0;) q.sources_->free.push_back(i);
+  return q;
+}
+
+void Nic::release_queue(uint32_t index) {
+  view_.queue(index)->in_use.store(0, std::memory_order_release);
+  std::lock_guard lock(mu_);
+  free_queues_.push_back(index);
+}
+
+}  // namespace clan

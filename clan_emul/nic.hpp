@@ -1,0 +1,113 @@
+// The emulated CLAN NIC of one process: its exported regions and their RDMA
+// cookies, its tripwire CAM, its asynchronous event queues, its imported
+// apertures and its DMA engine. Finite resources are finite here too, with
+// kNoResources when one runs out.
+//
+// Thread safety: every member may be called from any thread. Handles
+// (Region, Aperture, Tripwire, EventQueue) must not outlive their Nic.
+// After fork(), only the process that opened a Nic may use it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "clan_emul/cookie.hpp"
+#include "clan_emul/error.hpp"
+#include "clan_emul/nic_layout.hpp"
+#include "clan_emul/shared_memory.hpp"
+
+namespace clan {
+
+class Aperture;
+class DmaEngine;
+class EventQueue;
+class Region;
+class Tripwire;
+
+struct NicConfig {
+  std::string name = "clan";          // node name; appears in memfd names (/proc/*/fd)
+  uint32_t max_regions = 1024;        // exported regions at once
+  uint32_t max_tripwires = 4096;      // tripwire CAM entries (the prototype NIC had 4096)
+  uint32_t max_imports = 256;         // imported apertures at once
+  uint32_t max_event_queues = 64;
+  uint32_t event_queue_capacity = 4096;  // sources per event queue
+  uint32_t dma_queue_depth = 1024;       // outstanding DMA requests
+  // How long a waiter spins before it sleeps. Spinning keeps the wake-up off
+  // the scheduler (a cross-core futex wake-up costs tens of microseconds);
+  // sleeping keeps an idle process off the CPU. CLAN_SPIN_NS overrides it.
+  std::chrono::nanoseconds spin_budget = std::chrono::microseconds(20);
+};
+
+// A peer NIC's control segment, mapped while some aperture into it is open.
+struct PeerNic {
+  SharedMemory segment;
+  NicView view;
+  uint64_t nic_id = 0;
+  int32_t pid = 0;
+};
+
+class Nic {
+ public:
+  static Result<std::unique_ptr<Nic>> open(NicConfig config);
+  ~Nic();
+  Nic(const Nic&) = delete;
+  Nic& operator=(const Nic&) = delete;
+
+  const NicConfig& config() const { return config_; }
+  uint64_t id() const { return view_.header()->nic_id; }
+  std::chrono::nanoseconds spin_budget() const { return config_.spin_budget; }
+
+  // Exports a new zero-filled region of `bytes` bytes (rounded up to pages).
+  Result<Region> export_region(size_t bytes);
+  // Imports a peer's cookie as an outgoing aperture. Forged, stale and revoked
+  // cookies are rejected here; a later revocation is caught on each write.
+  Result<Aperture> import(const RdmaCookie& cookie);
+  // Arms a tripwire on the word at `offset` of a region this NIC exported.
+  // With a queue, each firing posts one event (source `user` value) there.
+  Result<Tripwire> arm_tripwire(const Region& region, size_t offset, EventQueue* queue = nullptr,
+                                uint64_t user = 0);
+  Result<EventQueue> create_event_queue();
+  // The DMA engine, started on first use.
+  DmaEngine& dma();
+
+  // Resource accounting, for tests and diagnostics.
+  uint32_t regions_in_use() const;
+  uint32_t tripwires_in_use() const;
+  uint32_t imports_in_use() const;
+
+ private:
+  friend class Region;
+  friend class Aperture;
+  friend class Tripwire;
+  friend class EventQueue;
+
+  explicit Nic(NicConfig config);
+  void release_region(uint32_t index);
+  void release_tripwire(uint32_t index);
+  void release_queue(uint32_t index);
+  void release_import(const std::shared_ptr<PeerNic>& peer);
+  Result<std::shared_ptr<PeerNic>> map_peer(const RdmaCookie& cookie);
+  static std::string region_memfd_name(uint64_t nic_id, uint32_t index, uint32_t generation);
+  const NicView& view() const { return view_; }
+
+  NicConfig config_;
+  SharedMemory segment_;
+  NicView view_;
+
+  mutable std::mutex mu_;  // guards the tables below; never taken on a data path
+  std::vector<uint32_t> free_regions_, free_tripwires_, free_queues_;
+  std::vector<uint32_t> region_generation_;
+  std::map<uint64_t, std::weak_ptr<PeerNic>> peers_;
+  uint32_t imports_ = 0;
+  std::unique_ptr<DmaEngine> dma_;
+};
+
+// Random bits for ids and secrets (getrandom).
+uint64_t random_u64();
+
+}  // namespace clan

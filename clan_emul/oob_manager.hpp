@@ -1,0 +1,92 @@
+// The out-of-band (OOB) connection manager of the emulated CLAN NIC: the
+// datagram service used only for connection management (connect, accept with
+// the cookies each side exports, disconnect) and for reporting peer death.
+//
+// Addressing: a node is a name unique on the host. Node <n> binds a ZeroMQ
+// ROUTER at ipc://<runtime_dir>/<n>.oob and holds an OFD lock (fcntl
+// F_OFD_SETLK, flock-like: owned by the open file, released by the kernel when
+// the process dies) on <runtime_dir>/<n>.lock for its whole life. The lock, not
+// the socket file, says whether a node is alive: ZeroMQ's ipc bind silently
+// steals an existing path, and a dead node's files may linger.
+// Outgoing messages to node <p> go over one DEALER connected to <p>'s ROUTER.
+//
+// Threading: one background thread per manager owns every ZeroMQ socket. API
+// calls from user threads hand it commands (mutex-protected queue + eventfd
+// wake-up polled by zmq_poll) and wait for the result where there is one.
+//
+// Peer death is reported within peer_timeout (default 1 s) after the peer's
+// last message; on the same host (same boot id and pid namespace) usually
+// within a few milliseconds, because each side watches the other's pid with a
+// pidfd. Heartbeats go every heartbeat_interval to every node we have a
+// connection with; a peer silent for peer_timeout (hung, SIGSTOPped, remote,
+// or dead in another pid namespace) is dead.
+//
+// fork(): only the process that created a manager may use it. In a child, API
+// calls return kInvalidArgument, the child does not hold the node name (the
+// lock descriptor is closed in the child), and destroying the manager in the
+// child releases nothing of the parent's (it only leaks memory).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "clan_emul/deadline.hpp"
+#include "clan_emul/error.hpp"
+#include "clan_emul/oob_connection.hpp"
+#include "clan_emul/oob_listener.hpp"
+
+namespace clan {
+
+struct OobConfig {
+  std::string node;         // unique on this host: [A-Za-z0-9._-]{1,64}, else kInvalidArgument
+  std::string runtime_dir;  // empty = $CLAN_RUNTIME_DIR, else /tmp/clanorb-<uid> (created 0700)
+  std::chrono::milliseconds heartbeat_interval{100};
+  std::chrono::milliseconds peer_timeout{1000};  // no traffic for this long = peer dead
+};
+
+inline constexpr std::size_t kOobMaxBlob = 64 * 1024;  // larger blobs: kInvalidArgument
+
+// Counters of the manager thread, for tests and diagnostics.
+struct OobStats {
+  uint64_t malformed_dropped = 0;  // frames that failed validation
+  uint64_t unknown_dropped = 0;    // well-formed messages from or about nodes/ids we don't know
+  uint64_t send_dropped = 0;       // outgoing messages dropped (peer queue full)
+  uint64_t peers = 0;              // peer node records held now
+};
+
+// One per emulated NIC (usually one per process). Thread-safe.
+class OobManager {
+ public:
+  // kInvalidArgument: bad name/config or socket path too long; kAddressInUse:
+  // a live process holds the node name; kSystem: runtime dir or socket setup failed.
+  static Result<std::unique_ptr<OobManager>> start(OobConfig cfg);
+
+  // Disconnects every connection (peers see kClosed, ours become kLocalClosed),
+  // fails pending calls with kClosed, stops the thread, removes the node's
+  // files and releases the name. Bounded: it never waits for a peer.
+  ~OobManager();
+  OobManager(const OobManager&) = delete;
+  OobManager& operator=(const OobManager&) = delete;
+
+  const std::string& node() const;
+  const std::string& runtime_dir() const;
+  OobStats stats() const;
+
+  // kAddressInUse if the port is taken on this node.
+  Result<std::unique_ptr<OobListener>> listen(uint16_t port);
+
+  // kRefused at once if no such node is alive, nobody listens on the port or
+  // the request is rejected; kTimeout at the deadline; kPeerDead if the peer
+  // dies meanwhile; kInvalidArgument for a bad name or a blob above 64 KiB.
+  Result<std::shared_ptr<OobConnection>> connect(const std::string& node, uint16_t port,
+                                                 std::vector<std::byte> blob, Deadline deadline);
+
+ private:
+  explicit OobManager(std::shared_ptr<oob_detail::Core> core);
+  std::shared_ptr<oob_detail::Core> core_;
+};
+
+}  // namespace clan

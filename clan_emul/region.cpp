@@ -1,0 +1,53 @@
+#include "clan_emul/region.hpp"
+
+#include <utility>
+
+#include "clan_emul/nic.hpp"
+
+namespace clan {
+
+Region::Region(Region&& o) noexcept { *this = std::move(o); }
+
+Region& Region::operator=(Region&& o) noexcept {
+  if (this != &o) {
+    reset();
+    nic_ = std::exchange(o.nic_, nullptr);
+    index_ = o.index_;
+    memory_ = std::move(o.memory_);
+    cookie_ = o.cookie_;
+  }
+  return *this;
+}
+
+void Region::revoke() {
+  if (!nic_) return;
+  RegionSlot* slot = nic_->view().region(index_);
+  slot->state.store(region_state(cookie_.generation, kRegionRevoked), std::memory_order_seq_cst);
+}
+
+RdmaCookie Region::reissue() {
+  if (!nic_) return cookie_;
+  revoke();
+  RegionSlot* slot = nic_->view().region(index_);
+  uint32_t generation;
+  {
+    std::lock_guard lock(nic_->mu_);
+    generation = ++nic_->region_generation_[index_];
+  }
+  slot->secret[0] = random_u64();
+  slot->secret[1] = random_u64();
+  slot->state.store(region_state(generation, kRegionLive), std::memory_order_release);
+  cookie_.generation = generation;
+  cookie_.secret[0] = slot->secret[0];
+  cookie_.secret[1] = slot->secret[1];
+  return cookie_;
+}
+
+void Region::reset() {
+  if (!nic_) return;
+  nic_->release_region(index_);
+  nic_ = nullptr;
+  memory_.reset();
+}
+
+}  // namespace clan

@@ -1,0 +1,76 @@
+#include "clan_emul/shared_memory.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <utility>
+
+namespace clan {
+
+SharedMemory& SharedMemory::operator=(SharedMemory&& o) noexcept {
+  if (this != &o) {
+    reset();
+    data_ = std::exchange(o.data_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+    fd_ = std::exchange(o.fd_, -1);
+  }
+  return *this;
+}
+
+void SharedMemory::reset() {
+  if (data_) munmap(data_, size_);
+  if (fd_ >= 0) close(fd_);
+  data_ = nullptr;
+  size_ = 0;
+  fd_ = -1;
+}
+
+static size_t page_round(size_t n) {
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return (n + page - 1) / page * page;
+}
+
+Result<SharedMemory> SharedMemory::create(const std::string& name, size_t size) {
+  if (size == 0) return Errc::kInvalidArgument;
+  SharedMemory m;
+  m.fd_ = memfd_create(name.c_str(), MFD_CLOEXEC);
+  if (m.fd_ < 0) return Errc::kSystem;
+  m.size_ = page_round(size);
+  if (ftruncate(m.fd_, static_cast<off_t>(m.size_)) != 0) return Errc::kNoResources;
+  void* p = mmap(nullptr, m.size_, PROT_READ | PROT_WRITE, MAP_SHARED, m.fd_, 0);
+  if (p == MAP_FAILED) return Errc::kNoResources;
+  m.data_ = static_cast<std::byte*>(p);
+  return m;
+}
+
+Result<SharedMemory> SharedMemory::open_peer(pid_t pid, int fd, const std::string& expect_name,
+                                             size_t min_size) {
+  if (pid <= 0 || fd < 0) return Errc::kForgedCookie;
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/fd/%d", static_cast<int>(pid), fd);
+  // The link names the memfd ("/memfd:NAME (deleted)"): check it before mapping,
+  // so a cookie naming a closed-and-reused fd cannot map someone else's memory.
+  char target[256];
+  ssize_t n = readlink(path, target, sizeof target - 1);
+  if (n < 0) return Errc::kStaleCookie;  // process or fd gone
+  target[n] = '\0';
+  std::string want = "/memfd:" + expect_name + " (deleted)";
+  if (want != target) return Errc::kStaleCookie;
+
+  SharedMemory m;
+  m.fd_ = open(path, O_RDWR | O_CLOEXEC);
+  if (m.fd_ < 0) return Errc::kStaleCookie;
+  struct stat st {};
+  if (fstat(m.fd_, &st) != 0) return Errc::kSystem;
+  m.size_ = static_cast<size_t>(st.st_size);
+  if (m.size_ < min_size || m.size_ == 0) return Errc::kCorrupt;
+  void* p = mmap(nullptr, m.size_, PROT_READ | PROT_WRITE, MAP_SHARED, m.fd_, 0);
+  if (p == MAP_FAILED) return Errc::kNoResources;
+  m.data_ = static_cast<std::byte*>(p);
+  return m;
+}
+
+}  // namespace clan

@@ -1,0 +1,44 @@
+#include "clan_emul/tripwire.hpp"
+
+#include <utility>
+
+#include "clan_emul/event_queue.hpp"
+#include "clan_emul/nic.hpp"
+
+namespace clan {
+
+void fire_tripwire(const NicView& view, TripwireSlot* slot) {
+  // The increment orders the write that fired us before the sleeper check
+  // (it is a full barrier), pairing with the waiter's announce-then-recheck.
+  slot->fired.fetch_add(1, std::memory_order_seq_cst);
+  if (slot->sleepers.load(std::memory_order_seq_cst) != 0) futex_wake_all(&slot->fired);
+  uint32_t q = slot->queue.load(std::memory_order_acquire);
+  if (q != 0) EventQueue::post(view, q - 1, slot->source.load(std::memory_order_relaxed));
+}
+
+Tripwire::Tripwire(Tripwire&& o) noexcept { *this = std::move(o); }
+
+Tripwire& Tripwire::operator=(Tripwire&& o) noexcept {
+  if (this != &o) {
+    reset();
+    nic_ = std::exchange(o.nic_, nullptr);
+    index_ = o.index_;
+    region_ = o.region_;
+    slot_ = o.slot_;
+    queue_ = o.queue_;
+    source_ = o.source_;
+    spin_ns_ = o.spin_ns_;
+  }
+  return *this;
+}
+
+void Tripwire::reset() {
+  if (!nic_) return;
+  nic_->release_tripwire(index_);
+  if (queue_) queue_->remove_source(source_);
+  nic_ = nullptr;
+}
+
+void Tripwire::poke() const { fire_tripwire(nic_->view(), slot_); }
+
+}  // namespace clan

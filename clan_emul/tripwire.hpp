@@ -1,0 +1,58 @@
+// A tripwire: a CAM entry that fires when a network write (PIO or DMA)
+// overlaps the 8-byte word it watches in a region this NIC exported. A firing
+// bumps the tripwire's count, wakes threads blocked on it, and posts an event
+// to its event queue if it has one.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "clan_emul/deadline.hpp"
+#include "clan_emul/error.hpp"
+#include "clan_emul/spin_wait.hpp"
+#include "clan_emul/nic_layout.hpp"
+
+namespace clan {
+
+class EventQueue;
+class Nic;
+
+// Fires one CAM entry: the writer-side logic, run in the writer's process.
+void fire_tripwire(const NicView& view, TripwireSlot* slot);
+
+class Tripwire {
+ public:
+  Tripwire() = default;
+  Tripwire(Tripwire&& o) noexcept;
+  Tripwire& operator=(Tripwire&& o) noexcept;
+  ~Tripwire() { reset(); }
+
+  // How many times it has fired (wraps at 2^32).
+  uint32_t fired() const { return slot_->fired.load(std::memory_order_acquire); }
+  // Waits until ready() holds: spins for the NIC's spin budget, then sleeps
+  // until a firing (or poke()) and checks again. ready() must read the state
+  // the tripwire guards, so that no firing can be missed.
+  template <class Ready>
+  Errc wait(Ready ready, Deadline deadline) const;
+  // Fires it locally: wakes waiters so they re-check (e.g. on peer death).
+  void poke() const;
+  bool valid() const { return nic_ != nullptr; }
+  void reset();
+
+ private:
+  friend class Nic;
+  Nic* nic_ = nullptr;
+  uint32_t index_ = 0;
+  uint32_t region_ = 0;
+  TripwireSlot* slot_ = nullptr;
+  EventQueue* queue_ = nullptr;
+  uint32_t source_ = 0;
+  int64_t spin_ns_ = 0;
+};
+
+template <class Ready>
+Errc Tripwire::wait(Ready ready, Deadline deadline) const {
+  return spin_then_block(ready, spin_ns_, slot_->sleepers, slot_->fired, deadline);
+}
+
+}  // namespace clan
