@@ -1,0 +1,104 @@
+#include "clan_emul/dmq_receiver.hpp"
+
+#include <cstring>
+
+#include "clan_emul/nic.hpp"
+
+namespace clan {
+
+using namespace dmq;
+
+Result<std::unique_ptr<DmqReceiver>> DmqReceiver::create(Nic& nic, const DmqConfig& config,
+                                                         EventQueue* queue, uint64_t user) {
+  if (!valid(config)) return Errc::kInvalidArgument;
+  std::unique_ptr<DmqReceiver> r(new DmqReceiver(nic, config));
+  auto region = nic.export_region(receiver_region_bytes(config));
+  if (!region) return region.error();
+  r->region_ = std::move(region.value());
+  auto tw = nic.arm_tripwire(r->region_, kLazyWrite, queue, user);
+  if (!tw) return tw.error();
+  r->data_tripwire_ = std::move(tw.value());
+  return r;
+}
+
+DmqReceiver::~DmqReceiver() = default;
+
+Errc DmqReceiver::attach(const RdmaCookie& sender) {
+  if (sender_.valid()) return Errc::kInvalidArgument;
+  if (sender.length < kSenderRegionBytes) return Errc::kInvalidArgument;
+  auto ap = nic_.import(sender);
+  if (!ap) return ap.error();
+  sender_ = std::move(ap.value());
+  return Errc::kOk;
+}
+
+Errc DmqReceiver::fail(Errc e) {
+  Errc expected = Errc::kOk;
+  status_.compare_exchange_strong(expected, e, std::memory_order_acq_rel);
+  return status_.load(std::memory_order_acquire);
+}
+
+void DmqReceiver::abort(Errc reason) {
+  fail(reason);
+  data_tripwire_.poke();
+}
+
+uint64_t DmqReceiver::lazy_write() const {
+  return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(region_.data() + kLazyWrite))
+      .load(std::memory_order_acquire);
+}
+
+bool DmqReceiver::readable() const {
+  if (status() != Errc::kOk) return true;
+  return lazy_write() != read_i_ ||
+         std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(region_.data() + kSenderClosed))
+                 .load(std::memory_order_acquire) != 0;
+}
+
+Result<DmqMessage> DmqReceiver::receive(Deadline deadline) {
+  if (pending_ != 0) return Errc::kInvalidArgument;  // release() the previous message first
+  if (Errc st = status(); st != Errc::kOk) return st;
+  uint64_t lw = 0;
+  auto ready = [&] {
+    if (status() != Errc::kOk) return true;
+    lw = lazy_write();
+    return lw != read_i_ ||
+           std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(region_.data() + kSenderClosed))
+                   .load(std::memory_order_acquire) != 0;
+  };
+  if (Errc e = data_tripwire_.wait(ready, deadline); e != Errc::kOk) return e;
+  if (Errc st = status(); st != Errc::kOk) return st;
+  // The sender wrote lw: it must lie in [read_i, read_i + ring] and be aligned.
+  if (lw < read_i_ || lw - read_i_ > config_.ring_bytes || lw % 8 != 0) return fail(Errc::kCorrupt);
+  if (lw == read_i_) return fail(Errc::kClosed);  // closed and drained
+  const size_t at = kRing + (read_i_ & (config_.ring_bytes - 1));
+  // Read the header once: the peer may rewrite it while we look.
+  const uint64_t hdr =
+      std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(region_.data() + at))
+          .load(std::memory_order_relaxed);
+  const uint32_t len = static_cast<uint32_t>(hdr);
+  if (hdr != header(read_i_, len) || len > config_.max_message ||
+      kHeader + align8(len) > lw - read_i_) {
+    return fail(Errc::kCorrupt);
+  }
+  pending_ = kHeader + align8(len);
+  return DmqMessage{region_.data() + at + kHeader, len};
+}
+
+Errc DmqReceiver::release() {
+  if (pending_ == 0) return Errc::kInvalidArgument;
+  read_i_ += pending_;
+  pending_ = 0;
+  Errc e = sender_.write_word(kLazyRead, read_i_);  // fires the sender's space tripwire
+  return e == Errc::kOk ? Errc::kOk : fail(e);
+}
+
+Errc DmqReceiver::close() {
+  if (!sender_.valid()) return Errc::kInvalidArgument;
+  Errc e = sender_.write_word(kReceiverClosed, 1);
+  if (e == Errc::kOk) e = sender_.write_word(kLazyRead, read_i_);
+  fail(Errc::kClosed);
+  return e;
+}
+
+}  // namespace clan

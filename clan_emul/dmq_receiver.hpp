@@ -1,0 +1,69 @@
+// The receiving end of a distributed message queue: it owns the ring and
+// reads messages in place. Everything the sender wrote is validated before
+// use (the lazy write pointer, each header); a violation breaks this queue
+// with kCorrupt and nothing else. Thread safety: one thread at a time.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+
+#include "clan_emul/aperture.hpp"
+#include "clan_emul/deadline.hpp"
+#include "clan_emul/dmq_layout.hpp"
+#include "clan_emul/region.hpp"
+#include "clan_emul/tripwire.hpp"
+
+namespace clan {
+
+class EventQueue;
+class Nic;
+
+struct DmqMessage {
+  const std::byte* data;  // in the ring; valid until release()
+  size_t size;
+};
+
+class DmqReceiver {
+ public:
+  // With `queue`, the tripwire on lazy_write_i also posts events there
+  // (value `user`), so one thread can watch many queues.
+  static Result<std::unique_ptr<DmqReceiver>> create(Nic& nic, const DmqConfig& config,
+                                                     EventQueue* queue = nullptr,
+                                                     uint64_t user = 0);
+  ~DmqReceiver();
+
+  RdmaCookie cookie() const { return region_.cookie(); }
+  Errc attach(const RdmaCookie& sender);
+
+  // The next message, in place, waiting for one until the deadline.
+  // kClosed once the sender closed and the ring is drained.
+  Result<DmqMessage> receive(Deadline deadline);
+  Result<DmqMessage> try_receive() { return receive(Deadline::now()); }
+  // Consumes the message the last receive() returned and tells the sender.
+  Errc release();
+  // True if a message (or the close) is waiting.
+  bool readable() const;
+
+  Errc close();
+  void abort(Errc reason);
+  Errc status() const { return status_.load(std::memory_order_acquire); }
+  // The ring's base, for tests that play a hostile peer.
+  const Region& region() const { return region_; }
+
+ private:
+  DmqReceiver(Nic& nic, const DmqConfig& config) : nic_(nic), config_(config) {}
+  uint64_t lazy_write() const;
+  Errc fail(Errc e);
+
+  Nic& nic_;
+  DmqConfig config_;
+  Region region_;
+  Tripwire data_tripwire_;
+  Aperture sender_;
+  uint64_t read_i_ = 0;
+  size_t pending_ = 0;  // bytes of the message handed out, consumed on release()
+  std::atomic<Errc> status_{Errc::kOk};
+};
+
+}  // namespace clan

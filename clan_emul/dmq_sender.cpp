@@ -1,0 +1,134 @@
+#include "clan_emul/dmq_sender.hpp"
+
+#include "clan_emul/nic.hpp"
+
+namespace clan {
+
+using namespace dmq;
+
+Result<std::unique_ptr<DmqSender>> DmqSender::create(Nic& nic, const DmqConfig& config) {
+  if (!valid(config)) return Errc::kInvalidArgument;
+  std::unique_ptr<DmqSender> s(new DmqSender(nic, config));
+  auto region = nic.export_region(kSenderRegionBytes);
+  if (!region) return region.error();
+  s->region_ = std::move(region.value());
+  auto tw = nic.arm_tripwire(s->region_, kLazyRead);
+  if (!tw) return tw.error();
+  s->space_tripwire_ = std::move(tw.value());
+  return s;
+}
+
+DmqSender::~DmqSender() {
+  if (dma_) dma_->wait(dma_->submitted(), Deadline::never());
+}
+
+Errc DmqSender::attach(const RdmaCookie& receiver) {
+  if (ring_.valid()) return Errc::kInvalidArgument;
+  if (receiver.length < receiver_region_bytes(config_)) return Errc::kInvalidArgument;
+  auto ap = nic_.import(receiver);
+  if (!ap) return ap.error();
+  ring_ = std::move(ap.value());
+  return Errc::kOk;
+}
+
+DmaStream& DmqSender::dma() {
+  if (!dma_) dma_ = std::make_unique<DmaStream>(nic_);
+  return *dma_;
+}
+
+Errc DmqSender::fail(Errc e) {
+  Errc expected = Errc::kOk;
+  status_.compare_exchange_strong(expected, e, std::memory_order_acq_rel);
+  return status_.load(std::memory_order_acquire);
+}
+
+void DmqSender::abort(Errc reason) {
+  fail(reason);
+  space_tripwire_.poke();
+}
+
+size_t DmqSender::space() const {
+  const uint64_t lazy_read = std::atomic_ref<uint64_t>(
+      *reinterpret_cast<uint64_t*>(region_.data() + kLazyRead)).load(std::memory_order_acquire);
+  // The receiver wrote this word: trust it only inside [write_i - ring, write_i].
+  if (lazy_read > write_i_ || write_i_ - lazy_read > config_.ring_bytes) return 0;
+  return config_.ring_bytes - (write_i_ - lazy_read);
+}
+
+Errc DmqSender::wait_for_space(size_t need, Deadline deadline) {
+  auto* words = reinterpret_cast<uint64_t*>(region_.data());
+  Errc verdict = Errc::kOk;
+  auto ready = [&] {
+    if (Errc st = status(); st != Errc::kOk) return verdict = st, true;
+    if (std::atomic_ref<uint64_t>(words[kReceiverClosed / 8]).load(std::memory_order_acquire)) {
+      return verdict = Errc::kClosed, true;
+    }
+    const uint64_t lazy_read =
+        std::atomic_ref<uint64_t>(words[kLazyRead / 8]).load(std::memory_order_acquire);
+    if (lazy_read > write_i_ || write_i_ - lazy_read > config_.ring_bytes || lazy_read % 8) {
+      return verdict = fail(Errc::kCorrupt), true;
+    }
+    return config_.ring_bytes - (write_i_ - lazy_read) >= need;
+  };
+  Errc e = space_tripwire_.wait(ready, deadline);
+  return e != Errc::kOk ? e : verdict;
+}
+
+Errc DmqSender::send(const void* data, size_t len, Deadline deadline, Transfer how) {
+  if (how == Transfer::kDma) {
+    auto ticket = send_dma_async(data, len, deadline);
+    if (!ticket) return ticket.error();
+    Errc e = dma_->wait(ticket.value(), deadline);
+    if (e != Errc::kOk) return e;
+    return dma_->error() != Errc::kOk ? fail(dma_->error()) : Errc::kOk;
+  }
+  if (!ring_.valid()) return Errc::kInvalidArgument;
+  if (len > config_.max_message || (data == nullptr && len != 0)) return Errc::kInvalidArgument;
+  const size_t need = kHeader + align8(len);
+  if (Errc e = wait_for_space(need, deadline); e != Errc::kOk) return e;
+  const size_t at = kRing + (write_i_ & (config_.ring_bytes - 1));
+  Errc e = ring_.write_word(at, header(write_i_, static_cast<uint32_t>(len)));
+  if (e == Errc::kOk && len) e = ring_.write(at + kHeader, data, len);
+  if (e != Errc::kOk) return fail(e);
+  write_i_ += need;
+  e = ring_.write_word(kLazyWrite, write_i_);  // publishes the message, fires the tripwire
+  return e == Errc::kOk ? Errc::kOk : fail(e);
+}
+
+Result<uint64_t> DmqSender::send_dma_async(const void* data, size_t len, Deadline deadline) {
+  if (!ring_.valid()) return Errc::kInvalidArgument;
+  if (len > config_.max_message || (data == nullptr && len != 0)) return Errc::kInvalidArgument;
+  const size_t need = kHeader + align8(len);
+  if (Errc e = wait_for_space(need, deadline); e != Errc::kOk) return e;
+  DmaStream& d = dma();
+  if (d.error() != Errc::kOk) return fail(d.error());
+  const size_t at = kRing + (write_i_ & (config_.ring_bytes - 1));
+  // Three requests; the engine performs them in order, so the pointer update
+  // lands after the data. A full engine queue is waited out, not dropped.
+  auto submit = [&](auto&& request) -> Result<uint64_t> {
+    for (;;) {
+      Result<uint64_t> t = request();
+      if (t.ok() || t.error() != Errc::kWouldBlock) return t;
+      if (Errc e = d.wait(d.completed() + 1, deadline); e != Errc::kOk) return e;
+    }
+  };
+  auto t = submit([&] { return d.write_word(ring_, at, header(write_i_, uint32_t(len))); });
+  if (t && len) t = submit([&] { return d.write(ring_, at + kHeader, data, len); });
+  if (!t) return fail(t.error());
+  write_i_ += need;
+  const uint64_t published = write_i_;
+  t = submit([&] { return d.write_word(ring_, kLazyWrite, published); });
+  if (!t) return fail(t.error());
+  return t;
+}
+
+Errc DmqSender::close() {
+  if (!ring_.valid()) return Errc::kInvalidArgument;
+  if (dma_) dma_->wait(dma_->submitted(), Deadline::never());
+  Errc e = ring_.write_word(kSenderClosed, 1);
+  if (e == Errc::kOk) e = ring_.write_word(kLazyWrite, write_i_);  // fires the receiver's tripwire
+  fail(Errc::kClosed);
+  return e;
+}
+
+}  // namespace clan

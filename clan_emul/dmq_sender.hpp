@@ -1,0 +1,62 @@
+// The sending end of a distributed message queue. It exports one word (the
+// receiver's copy of read_i lands there) and imports the receiver's ring.
+// Thread safety: one thread at a time.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+
+#include "clan_emul/aperture.hpp"
+#include "clan_emul/deadline.hpp"
+#include "clan_emul/dma_stream.hpp"
+#include "clan_emul/dmq_layout.hpp"
+#include "clan_emul/region.hpp"
+#include "clan_emul/tripwire.hpp"
+
+namespace clan {
+
+class Nic;
+
+class DmqSender {
+ public:
+  static Result<std::unique_ptr<DmqSender>> create(Nic& nic, const DmqConfig& config);
+  ~DmqSender();
+
+  // The cookie the receiver needs (for its read_i updates).
+  RdmaCookie cookie() const { return region_.cookie(); }
+  // Imports the receiver's ring; it must have been created with the same config.
+  Errc attach(const RdmaCookie& receiver);
+
+  // Sends one message of up to max_message bytes, blocking while the ring is
+  // full. kPio copies with the CPU; kDma queues the copy and the pointer
+  // update on the DMA engine and returns when both have landed.
+  Errc send(const void* data, size_t len, Deadline deadline, Transfer how = Transfer::kPio);
+  // DMA without waiting: `data` must stay valid until dma().done(ticket).
+  Result<uint64_t> send_dma_async(const void* data, size_t len, Deadline deadline);
+  DmaStream& dma();
+
+  // Bytes of ring space free now (as far as the sender knows).
+  size_t space() const;
+  // Orderly close: the receiver gets kClosed once it has drained the ring.
+  Errc close();
+  // Breaks the queue locally (e.g. the peer died): waiters wake with `reason`.
+  void abort(Errc reason);
+  Errc status() const { return status_.load(std::memory_order_acquire); }
+
+ private:
+  DmqSender(Nic& nic, const DmqConfig& config) : nic_(nic), config_(config) {}
+  Errc wait_for_space(size_t need, Deadline deadline);
+  Errc fail(Errc e);
+
+  Nic& nic_;
+  DmqConfig config_;
+  Region region_;
+  Tripwire space_tripwire_;
+  Aperture ring_;
+  std::unique_ptr<DmaStream> dma_;
+  uint64_t write_i_ = 0;
+  std::atomic<Errc> status_{Errc::kOk};
+};
+
+}  // namespace clan
