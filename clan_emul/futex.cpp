@@ -26,7 +26,11 @@ bool futex_wait(std::atomic<uint32_t>* word, uint32_t expected, Deadline deadlin
   return true;
 }
 
+static std::atomic<uint64_t> wake_calls{0};
+uint64_t futex_wake_calls() { return wake_calls.load(std::memory_order_relaxed); }
+
 void futex_wake_all(std::atomic<uint32_t>* word) {
+  wake_calls.fetch_add(1, std::memory_order_relaxed);
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 

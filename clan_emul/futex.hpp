@@ -16,6 +16,10 @@ bool futex_wait(std::atomic<uint32_t>* word, uint32_t expected, Deadline deadlin
 // Wakes every thread of any process sleeping on the word.
 void futex_wake_all(std::atomic<uint32_t>* word);
 
+// How many wake-up system calls this process has made (for tests that check
+// the write path stays free of system calls when nobody sleeps).
+uint64_t futex_wake_calls();
+
 // Busy-wait hint for spin loops.
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)

@@ -34,6 +34,8 @@ class Tripwire {
   // the tripwire guards, so that no firing can be missed.
   template <class Ready>
   Errc wait(Ready ready, Deadline deadline) const;
+  // Threads announced as sleeping on it (for tests of the blocking path).
+  uint32_t sleepers() const { return slot_->sleepers.load(std::memory_order_acquire); }
   // Fires it locally: wakes waiters so they re-check (e.g. on peer death).
   void poke() const;
   bool valid() const { return nic_ != nullptr; }
