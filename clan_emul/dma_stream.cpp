@@ -23,6 +23,9 @@ DmaStream::DmaStream(Nic& nic, EventQueue* queue, uint64_t user)
 
 DmaStream::~DmaStream() {
   wait(submitted_, Deadline::never());
+  // The engine may still be inside complete() for the last ticket (waking
+  // waiters): it is done with this object only once `finished_` says so.
+  while (finished_.load(std::memory_order_acquire) != submitted_) cpu_relax();
   if (queue_) queue_->remove_source(source_);
 }
 
@@ -56,6 +59,7 @@ void DmaStream::complete(uint64_t ticket, Errc result) {
   completed_.store(ticket, std::memory_order_seq_cst);
   wake_sleepers(sleepers_, wakeups_);
   if (queue_) queue_->notify(source_);
+  finished_.store(ticket, std::memory_order_release);  // last touch of *this
 }
 
 Errc DmaStream::wait(uint64_t ticket, Deadline deadline) const {

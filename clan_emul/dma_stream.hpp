@@ -58,6 +58,7 @@ class DmaStream {
   mutable std::atomic<uint32_t> wakeups_{0};  // futex word of waiters
   mutable std::atomic<uint32_t> sleepers_{0};
   std::atomic<Errc> error_{Errc::kOk};
+  std::atomic<uint64_t> finished_{0};  // last ticket the engine is wholly done with
 };
 
 }  // namespace clan

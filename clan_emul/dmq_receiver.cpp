@@ -48,11 +48,13 @@ uint64_t DmqReceiver::lazy_write() const {
       .load(std::memory_order_acquire);
 }
 
+bool DmqReceiver::sender_closed() const {
+  return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(region_.data() + kSenderClosed))
+             .load(std::memory_order_acquire) != 0;
+}
+
 bool DmqReceiver::readable() const {
-  if (status() != Errc::kOk) return true;
-  return lazy_write() != read_i_ ||
-         std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(region_.data() + kSenderClosed))
-                 .load(std::memory_order_acquire) != 0;
+  return status() != Errc::kOk || lazy_write() != read_i_ || sender_closed();
 }
 
 Result<DmqMessage> DmqReceiver::receive(Deadline deadline) {
@@ -62,9 +64,7 @@ Result<DmqMessage> DmqReceiver::receive(Deadline deadline) {
   auto ready = [&] {
     if (status() != Errc::kOk) return true;
     lw = lazy_write();
-    return lw != read_i_ ||
-           std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(region_.data() + kSenderClosed))
-                   .load(std::memory_order_acquire) != 0;
+    return lw != read_i_ || sender_closed();
   };
   if (Errc e = data_tripwire_.wait(ready, deadline); e != Errc::kOk) return e;
   if (Errc st = status(); st != Errc::kOk) return st;
@@ -89,6 +89,9 @@ Errc DmqReceiver::release() {
   if (pending_ == 0) return Errc::kInvalidArgument;
   read_i_ += pending_;
   pending_ = 0;
+  // A sender that closed needs no more read pointers (and may be gone): the
+  // messages it left in our ring can still be drained.
+  if (sender_closed()) return Errc::kOk;
   Errc e = sender_.write_word(kLazyRead, read_i_);  // fires the sender's space tripwire
   return e == Errc::kOk ? Errc::kOk : fail(e);
 }

@@ -54,6 +54,7 @@ class DmqReceiver {
  private:
   DmqReceiver(Nic& nic, const DmqConfig& config) : nic_(nic), config_(config) {}
   uint64_t lazy_write() const;
+  bool sender_closed() const;
   Errc fail(Errc e);
 
   Nic& nic_;
