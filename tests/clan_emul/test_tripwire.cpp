@@ -107,7 +107,10 @@ TEST_CASE("writes make no wake-up system call when nobody sleeps", "[tripwire]")
   auto tq = p.owner->arm_tripwire(p.region, 8, &q.value(), 5);
   REQUIRE((tw.ok() && tq.ok()));
   const uint64_t wakes = futex_wake_calls();
-  for (uint64_t i = 0; i < 10000; ++i) p.ap.write(0, &i, 16);
+  for (uint64_t i = 0; i < 10000; ++i) {
+    const uint64_t words[2] = {i, i};  // covers both tripwires
+    p.ap.write(0, words, sizeof words);
+  }
   CHECK(futex_wake_calls() == wakes);
   CHECK(tw->fired() == 10000);
 }

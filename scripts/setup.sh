@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages clanorb needs, if any are missing.
+# Sourced by the two top-level commands; safe to run again.
+set -euo pipefail
+
+CLANORB_PACKAGES=(
+  g++ cmake ninja-build pkg-config python3
+  omniorb omniidl omniorb-nameserver libomniorb4-dev libomnithread4-dev
+  libzmq3-dev cppzmq-dev
+  libboost-dev
+  catch2
+  python3-matplotlib
+)
+
+missing=()
+for p in "${CLANORB_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "clanorb: installing missing packages: ${missing[*]}" >&2
+  SUDO=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "clanorb: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    SUDO=(sudo)
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${SUDO[@]}" apt-get update -qq
+  "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
