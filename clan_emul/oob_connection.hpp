@@ -61,12 +61,13 @@ class OobConnection {
   Errc disconnect();
 
   // Called exactly once, on the manager thread, when the state leaves
-  // kConnected for any reason; called at once on the caller's thread if that
-  // has already been reported. A later call replaces an earlier, not yet
-  // called function. Never called after this object is destroyed (the
-  // destructor waits for a call in progress on another thread). The function
-  // runs on the manager thread: it must be short and must not wait for other
-  // OOB operations to complete.
+  // kConnected for any reason; called at once on the caller's thread if the
+  // state already has. A later call replaces an earlier, not yet called
+  // function (only one of them runs). Never called after this object is
+  // destroyed (the destructor waits for a call in progress on another
+  // thread). On the manager thread it must be short: it may call any OOB
+  // function except OobManager::connect (kWouldBlock there) and must not
+  // destroy the OobManager.
   void set_on_down(std::function<void(OobState)> fn);
 
   // Blocks until state() != kConnected: kOk, or kTimeout at the deadline.

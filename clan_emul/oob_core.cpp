@@ -183,7 +183,11 @@ void ConnShared::notify_down() {
 
 void ConnShared::set_on_down(std::function<void(OobState)> fn) {
   std::unique_lock g(cb_mu_);
-  if (notified_) {
+  // Already down (reported or not yet): call it here, and the manager's later
+  // notify_down() finds notified_ set. Otherwise the manager calls it, under cb_mu_.
+  if (notified_ || state.load(std::memory_order_acquire) != OobState::kConnected) {
+    notified_ = true;
+    on_down_ = nullptr;
     g.unlock();
     if (fn) fn(state.load(std::memory_order_acquire));
     return;

@@ -65,8 +65,9 @@ class OobManager {
   static Result<std::unique_ptr<OobManager>> start(OobConfig cfg);
 
   // Disconnects every connection (peers see kClosed, ours become kLocalClosed),
-  // fails pending calls with kClosed, stops the thread, removes the node's
-  // files and releases the name. Bounded: it never waits for a peer.
+  // fails pending calls with kClosed, refuses queued requests, stops the
+  // thread, removes the node's files and releases the name. Bounded: the last
+  // DISCONNECTs get at most 100 ms of ZMQ_LINGER, it never waits for a peer.
   ~OobManager();
   OobManager(const OobManager&) = delete;
   OobManager& operator=(const OobManager&) = delete;
@@ -80,7 +81,9 @@ class OobManager {
 
   // kRefused at once if no such node is alive, nobody listens on the port or
   // the request is rejected; kTimeout at the deadline; kPeerDead if the peer
-  // dies meanwhile; kInvalidArgument for a bad name or a blob above 64 KiB.
+  // dies meanwhile (seen within one heartbeat_interval: its name lock goes
+  // away); kInvalidArgument for a bad name or a blob above 64 KiB; kClosed if
+  // this manager stops meanwhile; kWouldBlock if called from an on_down callback.
   Result<std::shared_ptr<OobConnection>> connect(const std::string& node, uint16_t port,
                                                  std::vector<std::byte> blob, Deadline deadline);
 
