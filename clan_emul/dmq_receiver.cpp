@@ -48,8 +48,14 @@ uint64_t DmqReceiver::lazy_write() const {
       .load(std::memory_order_acquire);
 }
 
+void DmqReceiver::peer_closed() {
+  peer_closed_.store(true, std::memory_order_release);
+  data_tripwire_.poke();
+}
+
 bool DmqReceiver::sender_closed() const {
-  return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(region_.data() + kSenderClosed))
+  return peer_closed_.load(std::memory_order_acquire) ||
+         std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(region_.data() + kSenderClosed))
              .load(std::memory_order_acquire) != 0;
 }
 
@@ -68,6 +74,9 @@ Result<DmqMessage> DmqReceiver::receive(Deadline deadline) {
   };
   if (Errc e = data_tripwire_.wait(ready, deadline); e != Errc::kOk) return e;
   if (Errc st = status(); st != Errc::kOk) return st;
+  // Re-read after seeing a close: the last messages may have landed after our
+  // first read of the pointer but before the close was seen.
+  lw = lazy_write();
   // The sender wrote lw: it must lie in [read_i, read_i + ring] and be aligned.
   if (lw < read_i_ || lw - read_i_ > config_.ring_bytes || lw % 8 != 0) return fail(Errc::kCorrupt);
   if (lw == read_i_) return fail(Errc::kClosed);  // closed and drained

@@ -46,8 +46,13 @@ class DmqReceiver {
   bool readable() const;
 
   Errc close();
+  // Breaks the queue at once (e.g. the peer died): waiters wake with `reason`.
   void abort(Errc reason);
+  // The peer is gone in an orderly way: what it wrote can still be drained,
+  // then receive() says kClosed.
+  void peer_closed();
   Errc status() const { return status_.load(std::memory_order_acquire); }
+  const DmqConfig& config() const { return config_; }
   // The ring's base, for tests that play a hostile peer.
   const Region& region() const { return region_; }
 
@@ -65,6 +70,7 @@ class DmqReceiver {
   uint64_t read_i_ = 0;
   size_t pending_ = 0;  // bytes of the message handed out, consumed on release()
   std::atomic<Errc> status_{Errc::kOk};
+  std::atomic<bool> peer_closed_{false};
 };
 
 }  // namespace clan

@@ -31,6 +31,12 @@ Errc DmqSender::attach(const RdmaCookie& receiver) {
   return Errc::kOk;
 }
 
+Errc DmqSender::attach(const RdmaCookie& receiver, const DmqConfig& receiver_config) {
+  if (ring_.valid() || !valid(receiver_config)) return Errc::kInvalidArgument;
+  config_ = receiver_config;
+  return attach(receiver);
+}
+
 DmaStream& DmqSender::dma() {
   if (!dma_) dma_ = std::make_unique<DmaStream>(nic_);
   return *dma_;

@@ -27,6 +27,8 @@ class DmqSender {
   RdmaCookie cookie() const { return region_.cookie(); }
   // Imports the receiver's ring; it must have been created with the same config.
   Errc attach(const RdmaCookie& receiver);
+  // Same, adopting the receiver's ring geometry (learnt in a handshake).
+  Errc attach(const RdmaCookie& receiver, const DmqConfig& receiver_config);
 
   // Sends one message of up to max_message bytes, blocking while the ring is
   // full. kPio copies with the CPU; kDma queues the copy and the pointer
@@ -43,6 +45,7 @@ class DmqSender {
   // Breaks the queue locally (e.g. the peer died): waiters wake with `reason`.
   void abort(Errc reason);
   Errc status() const { return status_.load(std::memory_order_acquire); }
+  const DmqConfig& config() const { return config_; }
 
  private:
   DmqSender(Nic& nic, const DmqConfig& config) : nic_(nic), config_(config) {}
