@@ -1,0 +1,95 @@
+#include "clan_emul/datagram_receiver.hpp"
+
+#include <cstring>
+
+#include "clan_emul/nic.hpp"
+
+namespace clan {
+
+using namespace dgram;
+
+Result<std::unique_ptr<DatagramReceiver>> DatagramReceiver::create(Nic& nic,
+                                                                   const DatagramConfig& config,
+                                                                   EventQueue* queue,
+                                                                   uint64_t user) {
+  if (!valid(config)) return Errc::kInvalidArgument;
+  std::unique_ptr<DatagramReceiver> r(new DatagramReceiver(config));
+  auto dmq = DmqReceiver::create(nic, dmq_config(config), queue, user);
+  if (!dmq) return dmq.error();
+  r->dmq_ = std::move(dmq.value());
+  r->copy_.resize(kFrameHeader + config.mtu);
+  return r;
+}
+
+DatagramReceiver::~DatagramReceiver() = default;
+
+void DatagramReceiver::count(FrameCheck c) {
+  switch (c) {
+    case FrameCheck::kOk: break;
+    case FrameCheck::kCorrupt: ++stats_.discarded_corrupt; break;
+    case FrameCheck::kMalformed: ++stats_.discarded_malformed; break;
+  }
+}
+
+void DatagramReceiver::delivered(uint64_t sequence, size_t bytes) {
+  ++stats_.delivered;
+  stats_.bytes += bytes;
+  // In order on an honest link; a sequence that goes backwards (only a
+  // misbehaving peer can produce one) is delivered but not counted as a gap.
+  if (sequence >= expected_sequence_) {
+    stats_.missing += sequence - expected_sequence_;
+    expected_sequence_ = sequence + 1;
+  }
+}
+
+Result<Datagram> DatagramReceiver::receive(Deadline deadline) {
+  if (pending_) return Errc::kInvalidArgument;
+  for (;;) {
+    auto m = dmq_->receive(deadline);
+    if (!m) return m.error();
+    ++stats_.frames;
+    uint64_t sequence = 0;
+    const FrameCheck c = check_frame(m->data, m->size, config_.mtu, &sequence);
+    if (c == FrameCheck::kOk) {
+      pending_ = true;
+      delivered(sequence, m->size - kFrameHeader);
+      return Datagram{m->data + kFrameHeader, m->size - kFrameHeader, sequence};
+    }
+    count(c);
+    if (Errc e = dmq_->release(); e != Errc::kOk) return e;
+  }
+}
+
+Errc DatagramReceiver::release() {
+  if (!pending_) return Errc::kInvalidArgument;
+  pending_ = false;
+  return dmq_->release();
+}
+
+Result<size_t> DatagramReceiver::receive_into(void* buf, size_t cap, Deadline deadline,
+                                              uint64_t* sequence) {
+  if (pending_) return Errc::kInvalidArgument;
+  if (cap < config_.mtu || buf == nullptr) return Errc::kInvalidArgument;
+  for (;;) {
+    auto m = dmq_->receive(deadline);
+    if (!m) return m.error();
+    ++stats_.frames;
+    // The DMQ bounds the size by its max_message (= header + mtu); check anyway.
+    const size_t size = m->size <= copy_.size() ? m->size : 0;
+    if (size) std::memcpy(copy_.data(), m->data, size);
+    if (Errc e = dmq_->release(); e != Errc::kOk) return e;
+    uint64_t seq = 0;
+    const FrameCheck c =
+        size ? check_frame(copy_.data(), size, config_.mtu, &seq) : FrameCheck::kMalformed;
+    if (c == FrameCheck::kOk) {
+      const size_t payload = size - kFrameHeader;
+      std::memcpy(buf, copy_.data() + kFrameHeader, payload);
+      if (sequence) *sequence = seq;
+      delivered(seq, payload);
+      return payload;
+    }
+    count(c);
+  }
+}
+
+}  // namespace clan

@@ -1,0 +1,215 @@
+#include "clan_emul/datagram_sender.hpp"
+
+#include "clan_emul/nic.hpp"
+
+namespace clan {
+
+using namespace dgram;
+
+namespace {
+
+// Condition-variable wait bounded by a Deadline (never -> unbounded wait).
+template <class Pred>
+bool wait_until(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, Deadline deadline,
+                Pred pred) {
+  if (deadline.is_never()) {
+    cv.wait(lock, pred);
+    return true;
+  }
+  return cv.wait_until(lock, deadline.when(), pred);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<DatagramSender>> DatagramSender::create(Nic& nic,
+                                                               const DatagramConfig& config) {
+  if (!valid(config)) return Errc::kInvalidArgument;
+  std::unique_ptr<DatagramSender> s(new DatagramSender(config));
+  auto dmq = DmqSender::create(nic, dmq_config(config));
+  if (!dmq) return dmq.error();
+  s->dmq_ = std::move(dmq.value());
+  if (config.faults.delay.count() > 0) {
+    s->link_ = std::thread([p = s.get()] { p->link_loop(); });
+  } else {
+    s->scratch_.resize(kFrameHeader + config.mtu);
+  }
+  return s;
+}
+
+DatagramSender::~DatagramSender() { stop_link(); }
+
+void DatagramSender::stop_link() {
+  if (!link_.joinable()) return;
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  link_cv_.notify_all();
+  dmq_->abort(Errc::kClosed);  // wakes the link thread if it waits for ring space
+  link_.join();
+}
+
+Errc DatagramSender::fail_locked(Errc e) {
+  if (status_ == Errc::kOk) status_ = e;
+  return status_;
+}
+
+Errc DatagramSender::status() const {
+  std::lock_guard lock(mu_);
+  return status_;
+}
+
+void DatagramSender::abort(Errc reason) {
+  {
+    std::lock_guard lock(mu_);
+    fail_locked(reason);
+    stop_ = true;
+  }
+  link_cv_.notify_all();
+  owner_cv_.notify_all();
+  dmq_->abort(reason);
+}
+
+DatagramSenderStats DatagramSender::stats() const {
+  std::lock_guard lock(mu_);
+  DatagramSenderStats s = stats_;
+  s.held = held_.size() + (in_flight_ ? 1 : 0);
+  return s;
+}
+
+Errc DatagramSender::send(const void* data, size_t len, Deadline deadline, Transfer how) {
+  if (len > config_.mtu || (data == nullptr && len != 0)) return Errc::kInvalidArgument;
+  if (Errc st = status(); st != Errc::kOk) return st;
+  return link_.joinable() ? send_delayed(data, len, deadline, how)
+                          : send_now(data, len, deadline, how);
+}
+
+Errc DatagramSender::send_now(const void* data, size_t len, Deadline deadline, Transfer how) {
+  const FaultDecision d = pending_decision_ ? *pending_decision_ : faults_.next();
+  pending_decision_.reset();
+  const size_t frame_len = kFrameHeader + len;
+  if (d.action != FaultAction::kDrop) {
+    encode_frame(scratch_.data(), next_sequence_, data, len);
+    FaultInjector::apply(d, scratch_.data(), frame_len);
+    Errc e = transmit(scratch_.data(), frame_len, deadline, how);
+    if (e == Errc::kTimeout && dmq_->status() == Errc::kOk) {
+      pending_decision_ = d;  // not accepted: the next datagram takes this decision
+      return e;
+    }
+    if (e != Errc::kOk) {
+      std::lock_guard lock(mu_);
+      return fail_locked(e);
+    }
+  }
+  ++next_sequence_;
+  std::lock_guard lock(mu_);
+  ++stats_.sent;
+  stats_.bytes += len;
+  if (d.action == FaultAction::kDrop) ++stats_.dropped;
+  if (d.action == FaultAction::kCorrupt) ++stats_.corrupted;
+  if (d.action != FaultAction::kDrop) ++stats_.delivered;
+  return Errc::kOk;
+}
+
+// DmqSender::send(kDma) may return kTimeout after the frame was queued (it
+// then lands anyway); here kTimeout only ever means "not queued".
+Errc DatagramSender::transmit(const std::byte* frame, size_t len, Deadline deadline,
+                              Transfer how) {
+  if (how == Transfer::kPio) return dmq_->send(frame, len, deadline, how);
+  auto ticket = dmq_->send_dma_async(frame, len, deadline);
+  if (!ticket) return ticket.error();
+  if (Errc e = dmq_->dma().wait(ticket.value(), Deadline::never()); e != Errc::kOk) return e;
+  return dmq_->dma().error();
+}
+
+Errc DatagramSender::send_delayed(const void* data, size_t len, Deadline deadline, Transfer how) {
+  const size_t frame_len = kFrameHeader + len;
+  std::unique_lock lock(mu_);
+  // Room first, so that a timeout consumes neither a sequence number nor a decision.
+  const bool room = wait_until(owner_cv_, lock, deadline, [&] {
+    return status_ != Errc::kOk || held_bytes_ + frame_len <= config_.delay_line_bytes;
+  });
+  if (status_ != Errc::kOk) return status_;
+  if (!room) return Errc::kTimeout;
+  const FaultDecision d = faults_.next();
+  const uint64_t sequence = next_sequence_++;
+  ++stats_.sent;
+  stats_.bytes += len;
+  if (d.action == FaultAction::kDrop) {
+    ++stats_.dropped;
+    return Errc::kOk;
+  }
+  if (d.action == FaultAction::kCorrupt) ++stats_.corrupted;
+  std::vector<std::byte> frame;
+  if (!spare_.empty()) {
+    frame = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  frame.resize(frame_len);
+  // Encoding under the lock keeps it simple; the link thread only needs the
+  // lock between frames, so it never waits long.
+  encode_frame(frame.data(), sequence, data, len);
+  FaultInjector::apply(d, frame.data(), frame_len);
+  held_.push_back(Held{Clock::now() + config_.faults.delay, std::move(frame), how});
+  held_bytes_ += frame_len;
+  lock.unlock();
+  link_cv_.notify_one();
+  return Errc::kOk;
+}
+
+void DatagramSender::link_loop() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    if (stop_) return;
+    if (held_.empty()) {
+      link_cv_.wait(lock, [&] { return stop_ || !held_.empty(); });
+      continue;
+    }
+    const Clock::time_point due = held_.front().due;
+    if (Clock::now() < due) {
+      // Woken early by a new frame or stop: the head is still the head (FIFO).
+      link_cv_.wait_until(lock, due, [&] { return stop_; });
+      continue;
+    }
+    Held h = std::move(held_.front());
+    held_.pop_front();
+    in_flight_ = true;
+    lock.unlock();
+    Errc e = transmit(h.frame.data(), h.frame.size(), Deadline::never(), h.how);
+    lock.lock();
+    in_flight_ = false;
+    held_bytes_ -= h.frame.size();
+    if (e == Errc::kOk) {
+      ++stats_.delivered;
+      spare_.push_back(std::move(h.frame));
+    } else {
+      fail_locked(e);
+      for (Held& rest : held_) held_bytes_ -= rest.frame.size();
+      held_.clear();
+      stop_ = true;
+    }
+    owner_cv_.notify_all();
+  }
+}
+
+Errc DatagramSender::close(Deadline deadline) {
+  if (Errc st = status(); st != Errc::kOk) return st;
+  if (link_.joinable()) {
+    std::unique_lock lock(mu_);
+    const bool drained = wait_until(owner_cv_, lock, deadline, [&] {
+      return status_ != Errc::kOk || (held_.empty() && !in_flight_);
+    });
+    if (status_ != Errc::kOk) return status_;
+    if (!drained) return Errc::kTimeout;
+    stop_ = true;
+    lock.unlock();
+    link_cv_.notify_all();
+    link_.join();  // idle: it returns at once
+  }
+  Errc e = dmq_->close();
+  std::lock_guard lock(mu_);
+  fail_locked(Errc::kClosed);
+  return e;
+}
+
+}  // namespace clan

@@ -1,0 +1,118 @@
+// The sending end of an unreliable, in-order datagram channel (see
+// datagram_layout.hpp for the frame). It is the emulated link: the seeded
+// FaultModel of its config drops or corrupts datagrams here, deterministically
+// per seed and datagram index, and an optional fixed delay holds frames back.
+// The layer never retransmits; the receiver discards what fails its CRC.
+//
+// Blocking: send() blocks while the DMQ ring is full (or, with a delay, while
+// the delay line is full), up to its deadline. Flow control proper is the
+// business of the layer above (omniTransport's credits), not of this one.
+//
+// Delay: with faults.delay > 0 each accepted frame is stamped due = now +
+// delay and appended to a FIFO; one link thread per sender (not per frame)
+// sleeps on a condition variable until the head is due (or new work arrives)
+// and writes frames into the DMQ in FIFO order, so the order never changes
+// and a frame never leaves before it is due. Without a delay there is no
+// thread: send() writes the frame into the DMQ itself.
+//
+// Thread safety: send(), attach() and close() from one thread at a time;
+// stats(), status() and abort() from any thread.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "clan_emul/datagram_layout.hpp"
+#include "clan_emul/deadline.hpp"
+#include "clan_emul/dmq_sender.hpp"
+#include "clan_emul/error.hpp"
+#include "clan_emul/fault_model.hpp"
+
+namespace clan {
+
+class Nic;
+
+struct DatagramSenderStats {
+  uint64_t sent = 0;         // datagrams accepted by send() (each got a sequence number)
+  uint64_t dropped = 0;      // of those, dropped by the fault model
+  uint64_t corrupted = 0;    // of those, corrupted by the fault model (one byte flipped)
+  uint64_t delivered = 0;    // frames written into the DMQ (corrupted ones included)
+  uint64_t bytes = 0;        // payload bytes of the accepted datagrams
+  uint64_t held = 0;         // frames waiting in the delay line now
+  friend bool operator==(const DatagramSenderStats&, const DatagramSenderStats&) = default;
+};
+
+class DatagramSender {
+ public:
+  // kInvalidArgument for an invalid config (see dgram::valid).
+  static Result<std::unique_ptr<DatagramSender>> create(Nic& nic, const DatagramConfig& config);
+  // Stops the link thread; frames still held are lost (close() first to flush).
+  ~DatagramSender();
+  DatagramSender(const DatagramSender&) = delete;
+  DatagramSender& operator=(const DatagramSender&) = delete;
+
+  RdmaCookie cookie() const { return dmq_->cookie(); }
+  Errc attach(const RdmaCookie& receiver) { return dmq_->attach(receiver); }
+
+  // Sends one datagram of up to mtu() bytes (kInvalidArgument beyond). kOk
+  // means the link accepted it, not that it will arrive: a dropped datagram
+  // returns kOk too. kTimeout means it was not accepted (no sequence number
+  // consumed, the fault decision is kept for the next datagram). With a
+  // delay, a DMQ failure in the link thread is reported by the next call.
+  // kPio / kDma choose how the frame is copied into the peer's ring.
+  Errc send(const void* data, size_t len, Deadline deadline, Transfer how = Transfer::kPio);
+
+  // Waits until held frames have gone out (kTimeout if not by the deadline;
+  // the channel then stays open), then closes the DMQ: the receiver gets
+  // kClosed once it has drained the ring. Later sends return kClosed.
+  Errc close(Deadline deadline = Deadline::never());
+  // Breaks the channel locally (e.g. the peer died); blocked calls wake.
+  void abort(Errc reason);
+  Errc status() const;
+
+  DatagramSenderStats stats() const;
+  size_t mtu() const { return config_.mtu; }
+  const DatagramConfig& config() const { return config_; }
+
+ private:
+  struct Held {
+    Clock::time_point due;
+    std::vector<std::byte> frame;
+    Transfer how;
+  };
+
+  explicit DatagramSender(const DatagramConfig& config) : config_(config), faults_(config.faults) {}
+  Errc send_now(const void* data, size_t len, Deadline deadline, Transfer how);
+  Errc send_delayed(const void* data, size_t len, Deadline deadline, Transfer how);
+  Errc transmit(const std::byte* frame, size_t len, Deadline deadline, Transfer how);
+  void link_loop();
+  void stop_link();
+  Errc fail_locked(Errc e);
+
+  DatagramConfig config_;
+  std::unique_ptr<DmqSender> dmq_;
+  FaultInjector faults_;
+  std::optional<FaultDecision> pending_decision_;  // decided but not accepted (kTimeout)
+  uint64_t next_sequence_ = 0;
+  std::vector<std::byte> scratch_;  // frame under construction (no delay)
+
+  mutable std::mutex mu_;  // guards everything below
+  std::condition_variable link_cv_;   // link thread: work arrived, or stop
+  std::condition_variable owner_cv_;  // send()/close(): room in the delay line, drained
+  std::deque<Held> held_;
+  std::vector<std::vector<std::byte>> spare_;  // recycled frame buffers
+  size_t held_bytes_ = 0;  // includes the frame the link thread is writing
+  bool in_flight_ = false;
+  bool stop_ = false;
+  Errc status_ = Errc::kOk;
+  DatagramSenderStats stats_;
+  std::thread link_;
+};
+
+}  // namespace clan
