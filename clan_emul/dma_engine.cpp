@@ -14,7 +14,10 @@ static uint64_t round_pow2(uint32_t n) {
 }
 
 DmaEngine::DmaEngine(uint32_t depth, std::chrono::nanoseconds spin_budget)
-    : slots_(round_pow2(depth)), mask_(slots_.size() - 1), spin_budget_(spin_budget) {
+    // Vyukov's queue needs two slots at least to tell full from empty.
+    : slots_(round_pow2(depth < 2 ? 2 : depth)),
+      mask_(slots_.size() - 1),
+      spin_budget_(spin_budget) {
   for (uint64_t i = 0; i < slots_.size(); ++i) slots_[i].seq.store(i, std::memory_order_relaxed);
   thread_ = std::thread([this] { run(); });
 }

@@ -1,5 +1,7 @@
 #include "clan_emul/dmq_sender.hpp"
 
+#include <thread>
+
 #include "clan_emul/nic.hpp"
 
 namespace clan {
@@ -84,8 +86,9 @@ Errc DmqSender::send(const void* data, size_t len, Deadline deadline, Transfer h
   if (how == Transfer::kDma) {
     auto ticket = send_dma_async(data, len, deadline);
     if (!ticket) return ticket.error();
-    Errc e = dma_->wait(ticket.value(), deadline);
-    if (e != Errc::kOk) return e;
+    // Queued means sent: wait for the copy itself (the engine always makes
+    // progress), so that kTimeout only ever means "not sent".
+    dma_->wait(ticket.value(), Deadline::never());
     return dma_->error() != Errc::kOk ? fail(dma_->error()) : Errc::kOk;
   }
   if (!ring_.valid()) return Errc::kInvalidArgument;
@@ -110,12 +113,20 @@ Result<uint64_t> DmqSender::send_dma_async(const void* data, size_t len, Deadlin
   if (d.error() != Errc::kOk) return fail(d.error());
   const size_t at = kRing + (write_i_ & (config_.ring_bytes - 1));
   // Three requests; the engine performs them in order, so the pointer update
-  // lands after the data. A full engine queue is waited out, not dropped.
+  // lands after the data. A full engine queue is waited out, not dropped, and
+  // without a deadline: a message is queued whole or not at all, and the
+  // engine always drains.
   auto submit = [&](auto&& request) -> Result<uint64_t> {
     for (;;) {
       Result<uint64_t> t = request();
       if (t.ok() || t.error() != Errc::kWouldBlock) return t;
-      if (Errc e = d.wait(d.completed() + 1, deadline); e != Errc::kOk) return e;
+      // Wait for one of ours to finish; if the queue is full of other
+      // streams' requests, let them run.
+      if (d.completed() < d.submitted()) {
+        d.wait(d.completed() + 1, Deadline::never());
+      } else {
+        std::this_thread::yield();
+      }
     }
   };
   auto t = submit([&] { return d.write_word(ring_, at, header(write_i_, uint32_t(len))); });

@@ -178,6 +178,28 @@ TEST_CASE("oversized messages and misuse are refused", "[dmq]") {
   CHECK(DmqSender::create(*l.tx_nic, bad).error() == Errc::kInvalidArgument);
 }
 
+TEST_CASE("DMA sends survive a tiny engine queue and short deadlines", "[dmq][dma]") {
+  NicConfig nc;
+  nc.dma_queue_depth = GENERATE(1u, 2u);
+  DmqConfig cfg;
+  cfg.ring_bytes = 1 << 18;
+  cfg.max_message = 60000;
+  Link l(cfg, nc);
+  std::vector<uint8_t> b;
+  for (uint64_t i = 0; i < 50; ++i) {
+    fill(b, i, 60000);
+    // A deadline already past: the message is sent whole or not at all.
+    Errc e = l.tx->send(b.data(), b.size(), Deadline::now(), Transfer::kDma);
+    REQUIRE((e == Errc::kOk || e == Errc::kTimeout));
+    if (e == Errc::kTimeout) REQUIRE(l.tx->send(b.data(), b.size(), Deadline::after(10s), Transfer::kDma) == Errc::kOk);
+    auto m = l.rx->receive(Deadline::after(10s));
+    REQUIRE(m.ok());
+    CHECK(matches(*m, i, 60000));
+    l.rx->release();
+  }
+  CHECK(l.tx->status() == Errc::kOk);
+}
+
 TEST_CASE("a revoked ring makes the sender fail with the cookie error", "[dmq][cookie]") {
   Link l;
   // The receiver's region is revoked behind the sender's back.
