@@ -42,8 +42,15 @@ class DmqReceiver {
   Result<DmqMessage> try_receive() { return receive(Deadline::now()); }
   // Consumes the message the last receive() returned and tells the sender.
   Errc release();
-  // True if a message (or the close) is waiting.
+  // True if a message (or the close, or an error) is waiting.
   bool readable() const;
+  // Waits until readable(); false at the deadline.
+  bool wait_readable(Deadline deadline) {
+    return data_tripwire_.wait([this] { return readable(); }, deadline) == Errc::kOk;
+  }
+  // Directs the ring's tripwire into `queue` as `source` (nullptr: nowhere),
+  // e.g. only while a monitor watches this queue.
+  void notify_to(EventQueue* queue, uint32_t source) { data_tripwire_.set_queue(queue, source); }
 
   Errc close();
   // Breaks the queue at once (e.g. the peer died): waiters wake with `reason`.

@@ -40,7 +40,9 @@ struct NicConfig {
   // How long a waiter spins before it sleeps. Spinning keeps the wake-up off
   // the scheduler (a cross-core futex wake-up costs tens of microseconds);
   // sleeping keeps an idle process off the CPU. CLAN_SPIN_NS overrides it.
-  std::chrono::nanoseconds spin_budget = std::chrono::microseconds(20);
+  // Longer than a futex wake-up here (~25 us): a shorter budget lets two
+  // ping-ponging sides both fall asleep on every exchange and stay there.
+  std::chrono::nanoseconds spin_budget = std::chrono::microseconds(50);
 };
 
 // A peer NIC's control segment, mapped while some aperture into it is open.

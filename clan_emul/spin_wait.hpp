@@ -20,6 +20,7 @@ template <class Ready>
 Errc spin_then_block(Ready&& ready, int64_t spin_ns, std::atomic<uint32_t>& sleepers,
                      std::atomic<uint32_t>& word, Deadline deadline) {
   if (ready()) return Errc::kOk;
+  if (deadline.expired()) return Errc::kTimeout;  // a poll: no spinning
   const uint64_t spin_until = now_ns() + static_cast<uint64_t>(spin_ns > 0 ? spin_ns : 0);
   for (uint32_t n = 1;; ++n) {
     cpu_relax();

@@ -39,6 +39,11 @@ void Tripwire::reset() {
   nic_ = nullptr;
 }
 
+void Tripwire::set_queue(EventQueue* queue, uint32_t source) {
+  if (queue) slot_->source.store(source, std::memory_order_relaxed);
+  slot_->queue.store(queue ? queue->index() + 1 : 0, std::memory_order_seq_cst);
+}
+
 void Tripwire::poke() const { fire_tripwire(nic_->view(), slot_); }
 
 }  // namespace clan

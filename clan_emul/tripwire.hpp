@@ -36,6 +36,9 @@ class Tripwire {
   Errc wait(Ready ready, Deadline deadline) const;
   // Threads announced as sleeping on it (for tests of the blocking path).
   uint32_t sleepers() const { return slot_->sleepers.load(std::memory_order_acquire); }
+  // Directs firings into `queue` as `source` from now on (nullptr: no queue).
+  // The caller owns that source. Cheap: two atomic stores.
+  void set_queue(EventQueue* queue, uint32_t source);
   // Fires it locally: wakes waiters so they re-check (e.g. on peer death).
   void poke() const;
   bool valid() const { return nic_ != nullptr; }

@@ -1,0 +1,48 @@
+// The process's attachment to the emulated CLAN fabric, shared by every
+// clanorb transport in the process: one NIC and one out-of-band connection
+// manager (node name "orb<pid>" unless an endpoint names one). Created on
+// first use; endpoints and connections hold a reference, so it lives until
+// the last of them is gone and the ORB was destroyed.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "clan_emul/nic.hpp"
+#include "clan_emul/oob_manager.hpp"
+
+namespace clanorb {
+
+struct FabricOptions {
+  // -ORBclanSpinNs: how long a blocked Recv/Send spins before it sleeps.
+  int64_t spin_ns = 50'000;
+  // -ORBclanRingBytes / -ORBclanDmaThreshold
+  size_t ring_bytes = 256 * 1024;
+  size_t dma_threshold = 0;  // 0: never DMA (PIO measured faster on this platform)
+};
+FabricOptions& fabric_options();
+
+class Fabric {
+ public:
+  // The process's fabric, starting it under `node` (or the default name) if
+  // needed. Null, with a logged reason, if it cannot start, or if `node` is
+  // given and differs from the running node's name.
+  static std::shared_ptr<Fabric> get(const std::string& node = "");
+  // Drops the process's reference (called when the last ORB is destroyed).
+  static void release();
+
+  clan::Nic& nic() { return *nic_; }
+  clan::OobManager& oob() { return *oob_; }
+  const std::string& node() const { return oob_->node(); }
+
+ private:
+  std::unique_ptr<clan::Nic> nic_;
+  std::unique_ptr<clan::OobManager> oob_;
+};
+
+// This host's boot id: IOR components carry it, so a client uses a shared
+// memory transport only for a server on the same machine.
+const std::string& boot_id();
+
+}  // namespace clanorb

@@ -1,0 +1,22 @@
+// What every clanorb transport shares with omniORB, written once:
+// - IOR publication: a tagged component of our own per transport, holding the
+//   host's boot id and the endpoint address; a client on the same host turns
+//   it into a giopAddress, others ignore it (and fall back to tcp);
+// - the default transport rules: when the user gave no rule, ours are put in
+//   front of omniORB's default "* unix,ssl,tcp";
+// - the hooks are (re)installed at the end of every ORB_init.
+#pragma once
+
+#include <string>
+
+#include <omniORB4/CORBA.h>
+
+namespace clanorb {
+
+// Called from a transport's static registration. `name` is the part after
+// "giop:" ("clan"); `tag` its IOR component tag (outside omniORB's range).
+void register_transport(const char* name, CORBA::ULong tag);
+// Puts `address` ("giop:clan:node:port") in every IOR made from now on.
+void publish_address(CORBA::ULong tag, const std::string& address);
+
+}  // namespace clanorb
