@@ -59,6 +59,7 @@ constexpr uint64_t kMiB = 1024 * 1024;
 constexpr size_t kRingBytes = 256 * 1024;
 constexpr size_t kMaxMessage = 64 * 1024;
 constexpr size_t kMemcpyBlock = 64 * 1024;
+constexpr size_t kMemcpyLarge = size_t{256} << 20;  // far beyond any cache of this VM
 const std::vector<uint64_t> kSizes = {16, 64, 256, 1024, 4096, 16384, 65536};
 
 // Targets (BENCHMARKS.md / the project's promises).
@@ -700,30 +701,35 @@ class Driver {
   bool pinned_ = false;
 };
 
-// Single-thread memcpy of a cache-resident 64 KiB block, bytes copied per second.
-double memcpy_bandwidth(double secs) {
-  std::unique_ptr<std::byte, void (*)(void*)> src(static_cast<std::byte*>(std::aligned_alloc(64, kMemcpyBlock)), std::free);
-  std::unique_ptr<std::byte, void (*)(void*)> dst(static_cast<std::byte*>(std::aligned_alloc(64, kMemcpyBlock)), std::free);
+// Single-thread memcpy of `block` bytes, bytes copied per second. Two
+// references are measured: a cache-resident 64 KiB block (the ceiling of a
+// copy that never leaves one core's cache) and a large block (kMemcpyLarge,
+// far beyond the caches: the memory-bandwidth figure that a transport moving
+// data between cores is measured against, per shared/design's method).
+double memcpy_bandwidth(size_t block, double secs) {
+  std::unique_ptr<std::byte, void (*)(void*)> src(static_cast<std::byte*>(std::aligned_alloc(64, block)), std::free);
+  std::unique_ptr<std::byte, void (*)(void*)> dst(static_cast<std::byte*>(std::aligned_alloc(64, block)), std::free);
   if (!src || !dst) die("out of memory");
-  std::memset(src.get(), 1, kMemcpyBlock);
-  std::memset(dst.get(), 2, kMemcpyBlock);
-  for (int i = 0; i < 64; ++i) {  // warm-up
-    std::memcpy(dst.get(), src.get(), kMemcpyBlock);
+  std::memset(src.get(), 1, block);
+  std::memset(dst.get(), 2, block);
+  const int batch = block >= (1u << 20) ? 1 : 256;
+  for (int i = 0; i < (block >= (1u << 20) ? 1 : 64); ++i) {  // warm-up
+    std::memcpy(dst.get(), src.get(), block);
     clobber(dst.get());
   }
   uint64_t copies = 0;
   const auto t0 = Clock::now();
   auto t1 = t0;
   do {
-    for (int i = 0; i < 256; ++i) {
-      std::memcpy(dst.get(), src.get(), kMemcpyBlock);
+    for (int i = 0; i < batch; ++i) {
+      std::memcpy(dst.get(), src.get(), block);
       clobber(dst.get());
       clobber(src.get());
     }
-    copies += 256;
+    copies += static_cast<uint64_t>(batch);
     t1 = Clock::now();
   } while (std::chrono::duration<double>(t1 - t0).count() < secs);
-  return static_cast<double>(copies * kMemcpyBlock) / std::chrono::duration<double>(t1 - t0).count();
+  return static_cast<double>(copies * block) / std::chrono::duration<double>(t1 - t0).count();
 }
 
 // ---------------------------------------------------------------------------
@@ -737,7 +743,8 @@ struct Results {
   uint64_t block = 0, warm = 0;
   LatencyResult pio, bare, unix_;
   std::vector<BwPoint> bw;
-  std::vector<double> memcpy_bps;  // one per repetition
+  std::vector<double> memcpy_bps;        // 64 KiB, cache resident; one per repetition
+  std::vector<double> memcpy_large_bps;  // kMemcpyLarge, out of cache; one per repetition
 };
 
 std::vector<double> per_round_ratio(const LatencyResult& num, const LatencyResult& den) {
@@ -766,12 +773,13 @@ std::vector<double> wakes_per_msg(const Results& res, const std::string& t, uint
   return v;
 }
 
-// DMQ 64 KiB / memcpy, per repetition (each memcpy is measured just before that point).
+// DMQ 64 KiB / large memcpy, per repetition (each memcpy is measured just before that point).
 std::vector<double> per_rep_memcpy_ratio(const Results& res, const std::string& t) {
   std::vector<double> v;
   for (const BwPoint& p : res.bw) {
-    if (p.transport == t && p.size == kMemcpyBlock && static_cast<size_t>(p.rep) < res.memcpy_bps.size()) {
-      v.push_back(p.bytes_per_s() / res.memcpy_bps[static_cast<size_t>(p.rep)]);
+    if (p.transport == t && p.size == kMemcpyBlock &&
+        static_cast<size_t>(p.rep) < res.memcpy_large_bps.size()) {
+      v.push_back(p.bytes_per_s() / res.memcpy_large_bps[static_cast<size_t>(p.rep)]);
     }
   }
   return v;
@@ -850,16 +858,20 @@ void print_tables(const Options& o, const Results& r) {
   }
 
   std::printf("\n## DMQ streaming bandwidth (MB/s = 10^6 B/s, payload bytes)\n\n");
-  std::printf("Median over %d repetition(s), (min-max) when repeated. memcpy: single thread, %s "
-              "block, cache resident: %s MB/s (median; %s).\n\n",
-              o.reps, bench::size_label(kMemcpyBlock).c_str(), bench::mbs(bench::median(r.memcpy_bps)).c_str(),
+  std::printf("Median over %d repetition(s), (min-max) when repeated. Single-thread memcpy, "
+              "measured in this run: %s blocks far beyond the caches %s MB/s (%s): the memory "
+              "bandwidth the targets and the '/ memcpy' columns use; a cache-resident %s block "
+              "%s MB/s (%s), for scale: no copy between two cores can approach it.\n\n",
+              o.reps, bench::size_label(kMemcpyLarge).c_str(),
+              bench::mbs(bench::median(r.memcpy_large_bps)).c_str(), bw_cell(r.memcpy_large_bps).c_str(),
+              bench::size_label(kMemcpyBlock).c_str(), bench::mbs(bench::median(r.memcpy_bps)).c_str(),
               bw_cell(r.memcpy_bps).c_str());
   std::printf("bare ring: the DMQ's framing in plain shared memory, pure spinning, no clan_emul (the "
               "floor). wakes/msg: futex wake-up system calls per message, both sides (median).\n\n");
   std::printf("| size | DMQ PIO | DMQ DMA | unix stream | bare ring | PIO / unix | DMA / unix | PIO / bare | "
               "PIO / memcpy | DMA / memcpy | wakes/msg PIO, DMA |\n");
   std::printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-  const double mc = bench::median(r.memcpy_bps);
+  const double mc = bench::median(r.memcpy_large_bps);
   for (uint64_t s : kSizes) {
     auto p = bw_values(r, "pio", s), d = bw_values(r, "dma", s), u = bw_values(r, "unix", s),
          b = bw_values(r, "bare", s);
@@ -877,18 +889,21 @@ void print_tables(const Options& o, const Results& r) {
   const auto rpb = per_round_ratio(r.pio, r.bare), rup = per_round_ratio(r.unix_, r.pio);
   const double pio_bare = sp.p50 / sb.p50, unix_pio = su.p50 / sp.p50;
   const double pio64 = bench::median(bw_values(r, "pio", 65536)) / mc;
+  const double pio64_cached = bench::median(bw_values(r, "pio", 65536)) / bench::median(r.memcpy_bps);
   const double dma64 = bench::median(bw_values(r, "dma", 65536)) / mc;
   std::printf("\n## Targets\n\n| figure | measured | target | status |\n|---|---|---|---|\n");
   std::printf("| PIO p50 / bare p50 (round trips) | %s%s | <= %.0fx | %s |\n", bench::ratio(pio_bare).c_str(),
               range(rpb).c_str(), kTargetPioOverBare, bench::met(pio_bare <= kTargetPioOverBare));
   std::printf("| unix p50 / PIO p50 (round trips) | %s%s | >= %.0fx | %s |\n", bench::ratio(unix_pio).c_str(),
               range(rup).c_str(), kTargetUnixOverPio, bench::met(unix_pio >= kTargetUnixOverPio));
-  std::printf("| DMQ PIO 64 KiB / memcpy 64 KiB (medians) | %.0f %%%s | >= %.0f %% | %s |\n", 100 * pio64,
+  std::printf("| DMQ PIO 64 KiB / memcpy, large blocks (medians) | %.0f %%%s | >= %.0f %% | %s |\n", 100 * pio64,
               pct_range(per_rep_memcpy_ratio(r, "pio")).c_str(), 100 * kTargetDmqOverMemcpy,
               bench::met(pio64 >= kTargetDmqOverMemcpy));
-  std::printf("| DMQ DMA 64 KiB / memcpy 64 KiB (medians) | %.0f %%%s | >= %.0f %% | %s |\n", 100 * dma64,
+  std::printf("| DMQ DMA 64 KiB / memcpy, large blocks (medians) | %.0f %%%s | >= %.0f %% | %s |\n", 100 * dma64,
               pct_range(per_rep_memcpy_ratio(r, "dma")).c_str(), 100 * kTargetDmqOverMemcpy,
               bench::met(dma64 >= kTargetDmqOverMemcpy));
+  std::printf("| (for scale) DMQ PIO 64 KiB / memcpy of a cache-resident 64 KiB block | %.0f %% | - | - |\n",
+              100 * pio64_cached);
   std::printf("\nPaper 000 (1999 hardware, for scale only): PIO round trip median 5.6 us; PIO "
               "bandwidth < 400 Mbit/s (50 MB/s) on the PC I/O bus.\n");
   std::fflush(stdout);
@@ -923,13 +938,17 @@ bool write_outputs(const Options& o, const Results& r) {
     for (size_t i = 0; i < r.memcpy_bps.size(); ++i) {
       f << "memcpy," << kMemcpyBlock << ',' << i << ",,,," << bench::fmt("%.1f", r.memcpy_bps[i] / 1e6) << ",\n";
     }
+    for (size_t i = 0; i < r.memcpy_large_bps.size(); ++i) {
+      f << "memcpy_large," << kMemcpyLarge << ',' << i << ",,,,"
+        << bench::fmt("%.1f", r.memcpy_large_bps[i] / 1e6) << ",\n";
+    }
     if (!f) return false;
   }
   {
     std::ofstream f(o.out + "/fabric.json");
     const bench::Summary sp = bench::summarize(r.pio.all), sb = bench::summarize(r.bare.all),
                          su = bench::summarize(r.unix_.all);
-    const double mc = bench::median(r.memcpy_bps);
+    const double mc = bench::median(r.memcpy_large_bps);  // the targets' reference
     f << "{\n  \"benchmark\": \"fabric\",\n  \"machine\": " << bench::json_machine(r.machine) << ",\n";
     f << "  \"config\": {\"pinned\": " << (r.pinned ? "true" : "false") << ", \"spin_budget_ns\": " << r.spin_ns
       << ", \"clock_overhead_ns\": " << bench::json_num(r.clock_ns) << ", \"alternations\": " << o.alternations
@@ -956,6 +975,9 @@ bool write_outputs(const Options& o, const Results& r) {
     }
     f << "  ],\n  \"memcpy_64k_mb_per_s\": [";
     for (size_t i = 0; i < r.memcpy_bps.size(); ++i) f << (i ? ", " : "") << bench::json_num(r.memcpy_bps[i] / 1e6);
+    f << "],\n  \"memcpy_large_mb_per_s\": [";
+    for (size_t i = 0; i < r.memcpy_large_bps.size(); ++i)
+      f << (i ? ", " : "") << bench::json_num(r.memcpy_large_bps[i] / 1e6);
     const double pio64 = bench::median(bw_values(r, "pio", 65536)) / mc;
     const double dma64 = bench::median(bw_values(r, "dma", 65536)) / mc;
     f << "],\n  \"targets\": [\n";
@@ -1056,8 +1078,10 @@ int main(int argc, char** argv) {
       if (size == kMemcpyBlock) {
         // The baseline right next to the point it is compared with.
         bench::arm_watchdog(120);
-        res.memcpy_bps.push_back(memcpy_bandwidth(o.memcpy_seconds));
-        line += "  memcpy " + bench::mbs(res.memcpy_bps.back());
+        res.memcpy_bps.push_back(memcpy_bandwidth(kMemcpyBlock, o.memcpy_seconds));
+        res.memcpy_large_bps.push_back(memcpy_bandwidth(kMemcpyLarge, o.memcpy_seconds));
+        line += "  memcpy " + bench::mbs(res.memcpy_large_bps.back()) + " (cached 64K " +
+                bench::mbs(res.memcpy_bps.back()) + ")";
       }
       for (int t = 0; t < 4; ++t) {
         bench::arm_watchdog(120);
