@@ -1,0 +1,90 @@
+// ttcp_client IOR --mode oneway|exactly|marshalled --size BYTES --total BYTES
+// Sends --total bytes in --size chunks: oneway receive_at_most_once(Buffer),
+// two-way receive_exactly_once(Buffer), or receive_marshalled(PairSeq) with
+// size/8 Pair elements (each marshalled field by field). A one-way transfer
+// ends by polling received() until the server has counted every byte, so the
+// clock stops only when the data has arrived. Sizes accept K/M suffixes.
+// Prints one JSON line: {"mode":..,"size":..,"bytes":..,"seconds":..,"mb_per_s":..}
+// (MB = 10^6 bytes). Calls time out after -ORBclientCallTimeOutPeriod
+// (default here: 30 s).
+#include <thread>
+
+#include "orb_common.hpp"
+#include "ttcp.hh"
+
+int main(int argc, char** argv) {
+  const char* usage =
+      "ttcp_client IOR --mode oneway|exactly|marshalled --size BYTES --total BYTES [-ORB options]";
+  return orbx::guarded_main("ttcp_client", usage, [&]() -> int {
+    orbx::OrbArgs oa(argc, argv);
+    oa.add_default("-ORBclientCallTimeOutPeriod", "30000");
+    oa.add_default("-ORBclientConnectTimeOutPeriod", "5000");
+    CORBA::ORB_var orb = CORBA::ORB_init(oa.argc(), oa.argv());
+    int rc = orbx::guarded_main("ttcp_client", usage, [&]() -> int {
+      orbx::Args args(oa.argc(), oa.argv());
+      std::string mode = args.take("--mode", "exactly");
+      uint64_t size = args.take_u64("--size", 65536);
+      uint64_t total = args.take_u64("--total", 10 * 1024 * 1024);
+      std::string ior = args.positional("IOR");
+      args.finish();
+      if (mode != "oneway" && mode != "exactly" && mode != "marshalled")
+        throw orbx::UsageError("--mode must be oneway, exactly or marshalled");
+      if (size == 0 || size > 64 * 1024 * 1024) throw orbx::UsageError("--size must be 1 .. 64M");
+      if (mode == "marshalled" && (size < 8 || size % 8 != 0))
+        throw orbx::UsageError("--size must be a multiple of 8 for marshalled");
+      uint64_t calls = std::max<uint64_t>(1, (total + size - 1) / size);
+      uint64_t bytes = calls * size;
+
+      CORBA::Object_var obj = orb->string_to_object(ior.c_str());
+      ttcp_var ref = ttcp::_narrow(obj);
+      if (CORBA::is_nil(ref)) throw std::runtime_error("IOR is not a ttcp object");
+
+      ttcp::Buffer buf;
+      ttcp::PairSeq pairs;
+      if (mode == "marshalled") {
+        auto n = static_cast<CORBA::ULong>(size / 8);
+        pairs.length(n);
+        for (CORBA::ULong i = 0; i < n; ++i) {
+          pairs[i].a = static_cast<CORBA::Long>(i);
+          pairs[i].b = -static_cast<CORBA::Long>(i);
+        }
+      } else {
+        buf.length(static_cast<CORBA::ULong>(size));
+        for (CORBA::ULong i = 0; i < buf.length(); ++i) buf[i] = static_cast<CORBA::Octet>(i * 7);
+      }
+
+      // Opens the connection and reads the server's running count.
+      uint64_t base = ref->received();
+
+      auto t0 = orbx::Clock::now();
+      for (uint64_t i = 0; i < calls; ++i) {
+        if (mode == "oneway") ref->receive_at_most_once(buf);
+        else if (mode == "exactly") ref->receive_exactly_once(buf);
+        else ref->receive_marshalled(pairs);
+      }
+      uint64_t got = ref->received() - base;
+      // One-way requests may still be queued or in upcalls on other threads.
+      auto give_up = orbx::Clock::now() + std::chrono::seconds(30);
+      while (got < bytes && orbx::Clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+        got = ref->received() - base;
+      }
+      auto t1 = orbx::Clock::now();
+      if (got != bytes) {
+        std::ostringstream os;
+        os << "server counted " << got << " bytes of " << bytes << " sent"
+           << (mode == "oneway" ? " (one-way requests lost?)" : "");
+        throw std::runtime_error(os.str());
+      }
+      double secs = static_cast<double>(orbx::elapsed_ns(t0, t1)) / 1e9;
+      char out[256];
+      std::snprintf(out, sizeof out, "{\"mode\":\"%s\",\"size\":%llu,\"bytes\":%llu,\"seconds\":%.6f,\"mb_per_s\":%.3f}",
+                    mode.c_str(), static_cast<unsigned long long>(size), static_cast<unsigned long long>(bytes), secs,
+                    secs > 0 ? static_cast<double>(bytes) / secs / 1e6 : 0.0);
+      std::cout << out << std::endl;
+      return 0;
+    });
+    orb->destroy();
+    return rc;
+  });
+}
