@@ -1,0 +1,140 @@
+// Test-process side of the end-to-end ORB tests: the client ORB (initialised
+// once per test process, after which the process only ever execs children),
+// and a Server: orb_test_peer in a child process over one transport and one
+// threading mode.
+#pragma once
+
+#include <omniORB4/CORBA.h>
+#include <stdlib.h>
+
+#include <catch2/catch.hpp>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "echo.hh"
+#include "orb/connect_retry.hpp"
+#include "orb/process.hpp"
+#include "orb/protocol.hpp"
+#include "orb/transports.hpp"
+#include "ttcp.hh"
+
+namespace clan::orbtest {
+
+using namespace std::chrono_literals;
+
+// ORB_TEST_PEER is the path of the orb_test_peer program (set by CMake).
+inline const std::string kPeerPath = ORB_TEST_PEER;
+
+inline CORBA::ORB_ptr client_orb() {
+  static CORBA::ORB_ptr orb = [] {
+    static char arg0[] = "orb_tests";
+    char* argv[] = {arg0, nullptr};
+    int argc = 1;
+    return CORBA::ORB_init(argc, argv);
+  }();
+  return orb;
+}
+
+// A fresh directory under /tmp, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    char templ[] = "/tmp/clanorb-orb-XXXXXX";
+    if (!mkdtemp(templ)) std::abort();
+    path_ = templ;
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+inline std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+  return s;
+}
+
+class Server {
+ public:
+  Server(const Transport& t, Threading mode, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args{"server"};
+    for (const auto& ep : t.server_endpoints) {
+      args.push_back("-ORBendPoint");
+      args.push_back(replace_all(ep, "{dir}", dir_.path()));
+    }
+    for (auto& a : server_orb_args(mode)) args.push_back(a);
+    for (auto& a : extra) args.push_back(a);
+    proc_ = std::make_unique<Process>(kPeerPath, args);
+    auto echo_line = proc_->wait_for_line("echo ");
+    auto ttcp_line = proc_->wait_for_line("ttcp ");
+    auto ready = proc_->wait_for_line("ready");
+    REQUIRE(echo_line);
+    REQUIRE(ttcp_line);
+    REQUIRE(ready);
+    echo_ior_ = echo_line->substr(5);
+    ttcp_ior_ = ttcp_line->substr(5);
+  }
+
+  const std::string& echo_ior() const { return echo_ior_; }
+  const std::string& ttcp_ior() const { return ttcp_ior_; }
+
+  echo_ptr echo() const {
+    CORBA::Object_var obj = client_orb()->string_to_object(echo_ior_.c_str());
+    return echo::_narrow(obj);
+  }
+  ttcp_ptr ttcp_obj() const {
+    CORBA::Object_var obj = client_orb()->string_to_object(ttcp_ior_.c_str());
+    return ttcp::_narrow(obj);
+  }
+
+  // Waits for the servant to report a call blocked in "@stall".
+  bool wait_stalled(std::chrono::milliseconds limit = 20s) {
+    return proc_->wait_for_line("stalled", limit).has_value();
+  }
+  bool release_one() { return proc_->send_line(kReleaseLine); }
+
+  // Asks the server to shut down; its exit code (0 = clean), -1 if it hung.
+  int stop(std::chrono::milliseconds limit = 20s) {
+    proc_->close_stdin();
+    return proc_->wait(limit);
+  }
+  void kill_now() { proc_->kill_now(SIGKILL); }
+  int wait(std::chrono::milliseconds limit = 20s) { return proc_->wait(limit); }
+
+ private:
+  TempDir dir_;
+  std::unique_ptr<Process> proc_;
+  std::string echo_ior_, ttcp_ior_;
+};
+
+// orb_test_peer client with these arguments (see orb_test_peer.cpp).
+inline std::unique_ptr<Process> start_client(const std::vector<std::string>& args) {
+  std::vector<std::string> all{"client"};
+  all.insert(all.end(), args.begin(), args.end());
+  return std::make_unique<Process>(kPeerPath, all);
+}
+
+// Runs `call`; the name of the CORBA system exception it threw ("TRANSIENT",
+// "COMM_FAILURE", ...), or "" if it returned.
+template <class F>
+std::string system_exception_of(F&& call) {
+  try {
+    call();
+  } catch (const CORBA::SystemException& ex) {
+    return ex._name();
+  }
+  return "";
+}
+
+}  // namespace clan::orbtest

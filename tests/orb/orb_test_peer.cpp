@@ -1,0 +1,254 @@
+// orb_test_peer: the other process of the end-to-end ORB tests.
+//
+//   orb_test_peer server [ORB options]
+//     Serves an echo and a ttcp object; prints "echo IOR:...", "ttcp IOR:...",
+//     "ready" on stdout. echoString("@stall") prints "stalled" and blocks until
+//     a "release" line arrives on stdin. End of stdin: release every stalled
+//     call, shut down, exit 0.
+//     The ttcp servant checks every buffer against the pattern in
+//     protocol.hpp: receive_exactly_once and receive_marshalled throw
+//     BAD_PARAM on a mismatch; a bad one-way buffer makes received() return
+//     ~0 from then on.
+//
+//   orb_test_peer client (--ior IOR | --ns CORBALOC --name NAME)
+//                        [--calls N] [--size BYTES] [--tag T] [--stall]
+//                        [--expect EXCEPTION] [--retry-connect] [ORB options]
+//     Calls echoString N times with distinct messages of about BYTES bytes and
+//     checks each reply (--stall: one call of "@stall" instead). --expect: the
+//     calls must end in that CORBA system exception (e.g. TRANSIENT).
+//     --retry-connect: retry a refused connect (see Transport::
+//     small_listen_backlog). Exit codes in protocol.hpp.
+#include <omniORB4/CORBA.h>
+#include <omniORB4/Naming.hh>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "echo.hh"
+#include "orb/connect_retry.hpp"
+#include "orb/protocol.hpp"
+#include "ttcp.hh"
+
+using namespace clan::orbtest;
+
+namespace {
+
+std::mutex out_mu;
+
+// One line on stdout, written whole with write(2) so that no buffering delays it.
+void emit(const std::string& line) {
+  std::lock_guard lock(out_mu);
+  std::string s = line + "\n";
+  const char* p = s.data();
+  size_t left = s.size();
+  while (left > 0) {
+    ssize_t n = ::write(1, p, left);
+    if (n <= 0) return;
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+// Stalled calls wait here until released by a stdin line or by shutdown.
+class Gate {
+ public:
+  void stall() {
+    std::unique_lock lock(mu_);
+    emit("stalled");
+    cv_.wait(lock, [&] { return releases_ > 0 || open_; });
+    if (!open_) --releases_;
+  }
+  void release_one() {
+    std::lock_guard lock(mu_);
+    ++releases_;
+    cv_.notify_all();
+  }
+  void open_for_good() {
+    std::lock_guard lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  long releases_ = 0;
+  bool open_ = false;
+};
+
+Gate gate;
+
+std::atomic<unsigned long> connect_retries{0};
+
+class EchoImpl : public POA_echo {
+ public:
+  char* echoString(const char* mesg) override {
+    if (std::strcmp(mesg, kStallMessage) == 0) gate.stall();
+    return CORBA::string_dup(mesg);
+  }
+};
+
+class TtcpImpl : public POA_ttcp {
+ public:
+  void receive_at_most_once(const ttcp::Buffer& data) override {
+    bool ok = check_pattern(data.get_buffer(), data.length());
+    std::lock_guard lock(mu_);
+    if (!ok) poisoned_ = true;
+    received_ += data.length();
+  }
+  void receive_exactly_once(const ttcp::Buffer& data) override {
+    if (!check_pattern(data.get_buffer(), data.length()))
+      throw CORBA::BAD_PARAM(0, CORBA::COMPLETED_YES);
+    std::lock_guard lock(mu_);
+    received_ += data.length();
+  }
+  void receive_marshalled(const ttcp::PairSeq& data) override {
+    for (CORBA::ULong i = 0; i < data.length(); ++i)
+      if (data[i].a != pair_a(i) || data[i].b != pair_b(i))
+        throw CORBA::BAD_PARAM(0, CORBA::COMPLETED_YES);
+    std::lock_guard lock(mu_);
+    received_ += 8ull * data.length();
+  }
+  CORBA::ULongLong received() override {
+    std::lock_guard lock(mu_);
+    return poisoned_ ? ~0ull : received_;
+  }
+
+ private:
+  std::mutex mu_;
+  unsigned long long received_ = 0;
+  bool poisoned_ = false;
+};
+
+int run_server(CORBA::ORB_ptr orb) {
+  CORBA::Object_var obj = orb->resolve_initial_references("RootPOA");
+  PortableServer::POA_var poa = PortableServer::POA::_narrow(obj);
+  auto* echo_servant = new EchoImpl;
+  auto* ttcp_servant = new TtcpImpl;
+  PortableServer::ObjectId_var echo_id = poa->activate_object(echo_servant);
+  PortableServer::ObjectId_var ttcp_id = poa->activate_object(ttcp_servant);
+  echo_servant->_remove_ref();
+  ttcp_servant->_remove_ref();
+  CORBA::Object_var echo_ref = poa->id_to_reference(echo_id);
+  CORBA::Object_var ttcp_ref = poa->id_to_reference(ttcp_id);
+  PortableServer::POAManager_var pman = poa->the_POAManager();
+  pman->activate();
+  CORBA::String_var echo_ior = orb->object_to_string(echo_ref);
+  CORBA::String_var ttcp_ior = orb->object_to_string(ttcp_ref);
+  emit(std::string("echo ") + echo_ior.in());
+  emit(std::string("ttcp ") + ttcp_ior.in());
+
+  // The control thread: "release" lines, then end of file shuts down.
+  std::thread control([orb] {
+    std::string line;
+    while (std::getline(std::cin, line))
+      if (line == kReleaseLine) gate.release_one();
+    gate.open_for_good();
+    orb->shutdown(false);
+  });
+  emit("ready");
+  orb->run();
+  control.join();
+  orb->destroy();
+  return 0;
+}
+
+int run_client(CORBA::ORB_ptr orb, int argc, char** argv) {
+  std::string ior, ns, name, tag = "c", expect;
+  bool retry_connect = false;
+  long calls = 1;
+  size_t size = 16;
+  bool stall = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--ior") ior = next();
+    else if (a == "--ns") ns = next();
+    else if (a == "--name") name = next();
+    else if (a == "--tag") tag = next();
+    else if (a == "--calls") calls = std::stol(next());
+    else if (a == "--size") size = std::stoul(next());
+    else if (a == "--stall") stall = true;
+    else if (a == "--expect") expect = next();
+    else if (a == "--retry-connect") retry_connect = true;
+    else return kClientUsage;
+  }
+  if (ior.empty() == ns.empty()) return kClientUsage;
+
+  echo_var target;
+  try {
+    CORBA::Object_var obj;
+    if (!ior.empty()) {
+      obj = orb->string_to_object(ior.c_str());
+    } else {
+      CORBA::Object_var nsobj = orb->string_to_object(ns.c_str());
+      CosNaming::NamingContext_var nc = CosNaming::NamingContext::_narrow(nsobj);
+      if (CORBA::is_nil(nc)) return kClientResolveFailed;
+      CosNaming::Name n;
+      n.length(1);
+      n[0].id = name.c_str();
+      n[0].kind = "";
+      obj = nc->resolve(n);
+    }
+    target = echo::_narrow(obj);
+    if (CORBA::is_nil(target)) return kClientResolveFailed;
+    if (retry_connect)
+      omniORB::installTransientExceptionHandler(target, &connect_retries, retry_refused_connect);
+  } catch (const CORBA::Exception& ex) {
+    std::cerr << "orb_test_peer client: resolve: " << ex._name() << "\n";
+    return kClientResolveFailed;
+  }
+
+  try {
+    if (stall) {
+      CORBA::String_var r = target->echoString(kStallMessage);
+      if (!expect.empty()) return kClientNotTheExpectedException;
+      return std::strcmp(r.in(), kStallMessage) == 0 ? kClientOk : kClientWrongReply;
+    }
+    for (long i = 0; i < calls; ++i) {
+      std::string m = tag + "-" + std::to_string(i) + "-";
+      if (m.size() < size) m.append(size - m.size(), static_cast<char>('a' + i % 26));
+      CORBA::String_var r = target->echoString(m.c_str());
+      if (m != r.in()) return kClientWrongReply;
+    }
+  } catch (const CORBA::SystemException& ex) {
+    if (!expect.empty() && expect == ex._name()) return kClientOk;
+    std::cerr << "orb_test_peer client: " << ex._name() << " minor 0x" << std::hex
+              << ex.minor() << "\n";
+    return expect.empty() ? kClientSystemException : kClientNotTheExpectedException;
+  }
+  if (connect_retries > 0)
+    std::cerr << "orb_test_peer client " << tag << ": " << connect_retries
+              << " refused connects retried\n";
+  return expect.empty() ? kClientOk : kClientNotTheExpectedException;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CORBA::ORB_var orb;
+  try {
+    orb = CORBA::ORB_init(argc, argv);  // removes the -ORB options it knows
+  } catch (const CORBA::Exception& ex) {
+    std::cerr << "orb_test_peer: ORB_init: " << ex._name() << "\n";
+    return kClientUsage;
+  }
+  std::string mode = argc > 1 ? argv[1] : "";
+  int code = kClientUsage;
+  try {
+    if (mode == "server") code = run_server(orb);
+    else if (mode == "client") code = run_client(orb, argc, argv);
+    if (mode != "server") orb->destroy();
+  } catch (const CORBA::Exception& ex) {
+    std::cerr << "orb_test_peer " << mode << ": " << ex._name() << "\n";
+    return kClientSystemException;
+  }
+  return code;
+}
