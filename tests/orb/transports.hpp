@@ -24,13 +24,8 @@ inline std::vector<Transport> transports() {
   std::vector<Transport> list = {
       {"tcp", {"giop:tcp:127.0.0.1:"}},
       {"unix", {"giop:unix:{dir}/orb.sock"}, /*small_listen_backlog=*/true},
+      {"clan", {"giop:clan::"}},
   };
-  // giop:clan is OFF until the plugin in orb_transports/clan/ exists. Turn it
-  // on with the CMake option CLANORB_TEST_CLAN (tests/CMakeLists.txt, default
-  // OFF): cmake -DCLANORB_TEST_CLAN=ON, which defines CLANORB_TEST_CLAN here.
-#ifdef CLANORB_TEST_CLAN
-  list.push_back({"clan", {"giop:clan::"}});
-#endif
   return list;
 }
 
