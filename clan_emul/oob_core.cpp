@@ -32,8 +32,10 @@ constexpr std::size_t kSunPathMax = 107;
 // ---- fork: the child must not keep the parent's node name locked. ----
 std::mutex g_reg_mu;
 std::vector<Core*>& registry() {
-  static std::vector<Core*> r;
-  return r;
+  // Never destroyed: a manager owned by another static object may be
+  // destroyed (and unregister) after this file's statics are gone.
+  static auto* r = new std::vector<Core*>;
+  return *r;
 }
 void atfork_prepare() { g_reg_mu.lock(); }
 void atfork_parent() { g_reg_mu.unlock(); }
