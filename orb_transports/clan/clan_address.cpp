@@ -4,6 +4,7 @@
 
 #include "clan_emul/dmq_connection.hpp"
 #include "orb_transports/clan/clan_active.hpp"
+#include "orb_transports/clan/clan_connection.hpp"
 #include "orb_transports/common/fabric.hpp"
 #include "orb_transports/common/omni_time.hpp"
 
@@ -43,9 +44,7 @@ giopActiveConnection* ClanAddress::Connect(const omni_time_t& deadline, CORBA::U
   timed_out = 0;
   auto fabric = Fabric::get();
   if (!fabric) return nullptr;
-  clan::DmqConfig ring;
-  ring.ring_bytes = fabric_options().ring_bytes;
-  if (!clan::dmq::valid(ring)) ring = clan::DmqConfig{};
+  const clan::DmqConfig ring = clan_ring_config();
   // No deadline from omniORB: still bound the connect, as tcp's does.
   clan::Deadline d = deadline ? to_deadline(deadline) : clan::Deadline::after(std::chrono::seconds(30));
   auto dmq = clan::DmqConnection::connect(fabric->nic(), fabric->oob(), node_, port_, ring, d);

@@ -14,6 +14,7 @@
 #include "orb_transports/clan/clan_address.hpp"
 #include "orb_transports/clan/clan_connection.hpp"
 #include "orb_transports/clan/clan_endpoint.hpp"
+#include "orb_transports/common/monitored_connection.hpp"
 
 using namespace clanorb;
 using namespace std::chrono_literals;

@@ -1,0 +1,100 @@
+#include "orb_transports/common/monitored_connection.hpp"
+
+#include <omniORB4/internal/SocketCollection.h>
+
+#include "clan_emul/event_queue.hpp"
+#include "orb_transports/common/monitored_endpoint.hpp"
+
+OMNI_USING_NAMESPACE(omni)
+
+namespace clanorb {
+
+MonitoredConnection::MonitoredConnection(MonitoredEndpoint* endpoint) : endpoint_(endpoint) {
+  if (!endpoint_) return;
+  endpoint_->acquire();
+  auto s = endpoint_->events().add_source(0);
+  if (s) {
+    source_ = s.value();
+    endpoint_->add_connection(this, source_);
+  } else {
+    // omniORB closes connections that are not selectable in thread-pool mode.
+    omniORB::logs(1, "clanorb: endpoint event queue full; connection not monitored");
+    endpoint_->release();
+    endpoint_ = nullptr;
+  }
+}
+
+void MonitoredConnection::detach_from_endpoint() {
+  if (!endpoint_) return;
+  disarm();
+  endpoint_->remove_connection(source_);  // waits for a dispatch in progress
+  endpoint_->events().remove_source(source_);
+}
+
+MonitoredConnection::~MonitoredConnection() {
+  if (endpoint_) endpoint_->release();
+}
+
+void MonitoredConnection::notify_monitor() {
+  if (endpoint_ && (flags_.load(std::memory_order_acquire) & kSelectable)) {
+    endpoint_->events().notify(source_);
+  }
+}
+
+void MonitoredConnection::arm() { notify_to(&endpoint_->events(), source_); }
+void MonitoredConnection::disarm() { notify_to(nullptr, 0); }
+
+void MonitoredConnection::setSelectable(int now, CORBA::Boolean data_in_buffer) {
+  if (!endpoint_) return;
+  if (now == 2 && !(flags_.load(std::memory_order_acquire) & kSelectable)) return;
+  flags_.fetch_or(kSelectable | (data_in_buffer ? kDataInBuffer : 0), std::memory_order_acq_rel);
+  arm();
+  // Data that arrived before we armed fired no event: look now.
+  if (data_in_buffer || readable()) endpoint_->events().notify(source_);
+}
+
+void MonitoredConnection::clearSelectable() {
+  if (!endpoint_) return;
+  flags_.fetch_and(~kSelectable, std::memory_order_acq_rel);
+  disarm();
+}
+
+bool MonitoredConnection::claim_for_dispatch() {
+  uint32_t f = flags_.load(std::memory_order_acquire);
+  for (;;) {
+    if (!(f & kSelectable) || (f & kPeeking)) return false;
+    if (!(f & kDataInBuffer) && !readable()) return false;
+    if (flags_.compare_exchange_weak(f, f & ~(kSelectable | kDataInBuffer),
+                                     std::memory_order_acq_rel)) {
+      disarm();  // one-shot: the worker re-arms after the call
+      return true;
+    }
+  }
+}
+
+CORBA::Boolean MonitoredConnection::Peek() {
+  if (!endpoint_) return 0;
+  // Take the connection from the monitor for the watch period; the monitor
+  // skips a connection being peeked.
+  uint32_t f = flags_.load(std::memory_order_acquire);
+  do {
+    if (!(f & kSelectable) || (f & kPeeking)) return 0;  // someone else has it
+  } while (!flags_.compare_exchange_weak(f, f | kPeeking, std::memory_order_acq_rel));
+  bool ready = (f & kDataInBuffer) != 0;
+  if (!ready) {
+    const omni_time_t& period = SocketCollection::scan_interval;
+    ready = wait_readable(clan::Deadline::after(std::chrono::seconds(period.s) +
+                                                std::chrono::nanoseconds(period.ns)));
+  }
+  if (ready) {
+    flags_.fetch_and(~(kSelectable | kDataInBuffer | kPeeking), std::memory_order_acq_rel);
+    disarm();
+    return 1;
+  }
+  flags_.fetch_and(~kPeeking, std::memory_order_acq_rel);
+  // Data may have landed while the monitor skipped us: let it look again.
+  if (readable()) endpoint_->events().notify(source_);
+  return 0;
+}
+
+}  // namespace clanorb

@@ -1,0 +1,200 @@
+#include "orb_transports/common/monitored_endpoint.hpp"
+
+#include <string_view>
+
+#include <omniORB4/internal/objectAdapter.h>
+#include <omniORB4/omniURI.h>
+
+#include "orb_transports/common/monitored_connection.hpp"
+
+OMNI_USING_NAMESPACE(omni)
+
+namespace clanorb {
+
+using clan::Errc;
+using namespace std::chrono_literals;
+
+namespace {
+// Event values that are not connections. Connection sources carry value 0
+// and are looked up by source id.
+constexpr uint64_t kPokeEvent = 1;
+constexpr uint64_t kAcceptEvent = 2;
+// A thread of the endpoint that waits for connect requests re-checks for
+// shutdown this often.
+constexpr auto kAcceptPoll = 100ms;
+// The connection the monitor is handing to omniORB on this thread, if any:
+// omniORB may delete it from inside the callback.
+thread_local MonitoredConnection* dispatching = nullptr;
+
+}  // namespace
+
+MonitoredEndpoint::MonitoredEndpoint(const char* scheme, std::string node, uint16_t port)
+    : scheme_(scheme), node_(std::move(node)), port_(port) {}
+
+MonitoredEndpoint::~MonitoredEndpoint() = default;
+
+void MonitoredEndpoint::release() {
+  if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+}
+
+CORBA::Boolean MonitoredEndpoint::Bind() {
+  fabric_ = Fabric::get(node_);
+  if (!fabric_) return 0;
+  // Port 0: the first free one on this node.
+  for (uint32_t p = port_ ? port_ : 1; p <= 65535; ++p) {
+    auto l = fabric_->oob().listen(static_cast<uint16_t>(p));
+    if (l) {
+      listener_ = std::move(l.value());
+      port_ = static_cast<uint16_t>(p);
+      break;
+    }
+    if (l.error() != Errc::kAddressInUse || port_ != 0) {
+      omniORB::logger log;
+      log << scheme_ << ": cannot listen on port " << p << ": " << clan::to_string(l.error()) << "\n";
+      return 0;
+    }
+  }
+  if (!listener_) return 0;
+  auto q = fabric_->nic().create_event_queue();
+  if (!q) {
+    omniORB::logs(1, "clanorb: no event queue left on the NIC");
+    return 0;
+  }
+  events_ = std::move(q.value());
+  poke_source_ = events_.add_source(kPokeEvent).value();
+  accept_source_ = events_.add_source(kAcceptEvent).value();
+  address_ = std::string(scheme_) + ":" + fabric_->node() + ":" + std::to_string(port_);
+  addresses_.length(1);
+  addresses_[0] = address_.c_str();
+  acceptor_ = std::thread([this] { accept_loop(); });
+  if (omniORB::trace(5)) {
+    omniORB::logger l;
+    l << scheme_ << " endpoint bound: " << address_.c_str() << "\n";
+  }
+  return 1;
+}
+
+CORBA::Boolean MonitoredEndpoint::publish(const orbServer::PublishSpecs& specs, CORBA::Boolean all_specs,
+                                     CORBA::Boolean, orbServer::EndpointList& published) {
+  CORBA::Boolean result = 0;
+  for (CORBA::ULong j = 0; j < specs.length(); ++j) {
+    const char* spec = specs[j];
+    std::string to_add;
+    const std::string prefix = std::string(scheme_) + ":";
+    if (std::string_view(spec).starts_with(prefix)) {
+      to_add = std::string_view(spec).size() == prefix.size() ? address_ : spec;
+    } else if (no_publish()) {
+      continue;
+    } else if (omni::strMatch(spec, "addr")) {
+      to_add = address_;
+    } else {
+      continue;
+    }
+    if (!omniObjAdapter::endpointInList(to_add.c_str(), published)) {
+      giopEndpoint::addToIOR(to_add.c_str());
+      published.length(published.length() + 1);
+      published[published.length() - 1] = to_add.c_str();
+    }
+    result = 1;
+    if (!all_specs) break;
+  }
+  return result;
+}
+
+void MonitoredEndpoint::accept_loop() {
+  while (!stopping_.load(std::memory_order_acquire)) {
+    auto r = listener_->next_request(clan::Deadline::after(kAcceptPoll));
+    if (!r) {
+      if (r.error() == Errc::kTimeout) continue;
+      break;  // the connection manager stopped
+    }
+    {
+      std::lock_guard lock(pending_mu_);
+      pending_.push_back(std::move(r.value()));
+    }
+    events_.notify(accept_source_);
+  }
+}
+
+giopConnection* MonitoredEndpoint::AcceptAndMonitor(giopConnection::notifyReadable_t func,
+                                               void* cookie) {
+  notify_ = func;
+  cookie_ = cookie;
+  for (;;) {
+    if (poked_.exchange(false, std::memory_order_acq_rel)) return nullptr;
+    // New connections first.
+    for (;;) {
+      std::optional<clan::OobRequest> req;
+      {
+        std::lock_guard lock(pending_mu_);
+        if (pending_.empty()) break;
+        req.emplace(std::move(pending_.front()));
+        pending_.pop_front();
+        if (!pending_.empty()) events_.notify(accept_source_);
+      }
+      if (giopConnection* c = accept_one(*req)) return c;
+    }
+    auto ev = events_.wait(clan::Deadline::never());
+    if (!ev) continue;
+    if (ev->source == poke_source_ || ev->source == accept_source_) continue;
+    dispatch(ev->source);
+  }
+}
+
+void MonitoredEndpoint::dispatch(uint32_t source) {
+  MonitoredConnection* c = nullptr;
+  {
+    std::lock_guard lock(registry_mu_);
+    auto it = connections_.find(source);
+    if (it == connections_.end()) return;  // gone meanwhile
+    c = it->second;
+    if (!c->claim_for_dispatch()) return;
+    // Pinned: its destructor waits until the callback returns.
+    c->pins().fetch_add(1, std::memory_order_acq_rel);
+  }
+  dispatching = c;
+  notify_(cookie_, c);
+  if (dispatching == c) c->pins().fetch_sub(1, std::memory_order_acq_rel);  // still alive
+  dispatching = nullptr;
+}
+
+void MonitoredEndpoint::add_connection(MonitoredConnection* c, uint32_t source) {
+  std::lock_guard lock(registry_mu_);
+  connections_[source] = c;
+}
+
+void MonitoredEndpoint::remove_connection(uint32_t source) {
+  MonitoredConnection* c = nullptr;
+  {
+    std::lock_guard lock(registry_mu_);
+    auto it = connections_.find(source);
+    if (it == connections_.end()) return;
+    c = it->second;
+    connections_.erase(it);
+  }
+  if (dispatching == c) {  // deleted inside its own callback, on this thread
+    dispatching = nullptr;
+    return;
+  }
+  // A callback in progress on the monitor thread may still use it.
+  while (c->pins().load(std::memory_order_acquire) != 0) std::this_thread::yield();
+}
+
+void MonitoredEndpoint::Poke() {
+  poked_.store(true, std::memory_order_release);
+  events_.notify(poke_source_);
+}
+
+void MonitoredEndpoint::Shutdown() {
+  stopping_.store(true, std::memory_order_release);
+  if (acceptor_.joinable()) acceptor_.join();
+  listener_.reset();
+  {
+    std::lock_guard lock(pending_mu_);
+    pending_.clear();  // their destructors refuse them
+  }
+  omniORB::logs(20, "clanorb: endpoint shut down.");
+  release();
+}
+
+}  // namespace clanorb
