@@ -1,0 +1,176 @@
+// The omniTransport protocol engine (paper 002 sect. 3-4): the client and
+// server state machines for exactly-once and one-way calls, the error
+// handling of sect. 4.2, RECLAIM (4.3) and fragmentation (4.4), in one class
+// used on both sides. No I/O and no clock: packets and time come in as
+// arguments (now_ns, any monotonic origin), packets to transmit and data for
+// the strand are queued and drained by the driver, and next_timer() says when
+// on_timer() is due. See DESIGN.md for the transition tables.
+//
+// Threading: not thread-safe. The driver serialises every call (one strand
+// per connection; the driver's timer thread must take the same lock).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include "omnitransport/error.hpp"
+#include "omnitransport/filter.hpp"
+#include "omnitransport/header.hpp"
+#include "omnitransport/state.hpp"
+
+namespace otp {
+
+struct EngineConfig {
+  size_t mtu = 9180;                     // max packet incl. header; clamped to [kHeaderSize+1, kMaxPacketSize]
+  uint64_t rto_ns = 2'000'000;           // retransmission timeout
+  uint64_t ack_delay_ns = 10'000'000;    // client idle ack timer
+  size_t pool_buffers = 64;              // unacked buffers a side may hold before it must RECLAIM; clamped to [1, 127]
+  int max_retries = 50;                  // consecutive timeouts/no-progress rounds before zombie (kBad)
+};
+
+struct Stats {
+  uint64_t packets_sent = 0;           // every datagram queued for transmission (data + control + retransmissions)
+  uint64_t packets_retransmitted = 0;  // data packets sent again
+  uint64_t packets_received = 0;       // well-formed datagrams
+  uint64_t packets_malformed = 0;      // rejected by decode()
+  uint64_t duplicates = 0;             // repeated data (filter kRepeated)
+  uint64_t out_of_sequence = 0;        // data beyond a gap (filter kOutOfSequence)
+  uint64_t stray = 0;                  // well-formed but irrelevant (stale control, impossible calls)
+  uint64_t nacks_sent = 0;
+  uint64_t nacks_received = 0;
+  uint64_t call_acks_sent = 0;
+  uint64_t call_acks_received = 0;
+  uint64_t reclaims_sent = 0;          // RECLAIM, including resends
+  uint64_t reclaim_acks_sent = 0;
+  uint64_t reclaim_acks_received = 0;
+  uint64_t timeouts = 0;               // retransmission timer expiries
+  uint64_t calls = 0;                  // client: calls started; server: calls whose first packet was delivered
+  uint64_t oneways_aborted = 0;        // server: ABORT delivered for a partially delivered one-way
+  uint64_t oneways_ignored = 0;        // server: one-ways dropped because their start was lost (case vii)
+  uint64_t deliveries = 0;             // Received items queued for the strand
+  uint64_t buffers_held = 0;           // now: exactly-once packets held unacked + waiting for pool space
+};
+
+class Engine {
+ public:
+  Engine(Role role, EngineConfig config = {});
+
+  // Strand -> transport: one GIOP chunk. complete=false: PARTIAL (more of
+  // this message follows). exactly_once=false: a one-way (at-most-once).
+  // Client: starts a call from kIdle, continues it from k*InProgress; the
+  // kind of a call is fixed by its first chunk (a mismatch is kWrongState).
+  // Server: only in kReplying (the reply to an exactly-once request; the flag
+  // is ignored, replies are always held for retransmission).
+  // Fragments to the MTU; exactly-once packets beyond pool_buffers wait and a
+  // RECLAIM is sent. Errors: kZombie, kWrongState.
+  Errc send(const void* data, size_t len, bool complete, bool exactly_once, uint64_t now_ns);
+
+  // One raw datagram from the link. Malformed ones are counted and dropped.
+  void on_packet(const std::byte* data, size_t len, uint64_t now_ns);
+
+  // Call when now_ns >= *next_timer() (calling early is harmless).
+  void on_timer(uint64_t now_ns);
+
+  // Explicit reclaim (sect. 4.3): RECLAIM for the held buffers, if any.
+  Errc reclaim(uint64_t now_ns);
+
+  // Hard error reported by the layer below (sect. 4.2.1 iii): kBad, zombie.
+  void fail(uint64_t now_ns);
+  // Local orderly shutdown: kEof to the strand, zombie.
+  void close(uint64_t now_ns);
+
+  struct Packet {
+    std::vector<std::byte> bytes;  // header + payload, ready for the link
+  };
+  bool next_packet(Packet& out);  // to transmit, in order
+
+  struct Received {
+    Delivery what = Delivery::kData;
+    std::vector<std::byte> data;  // kData: one packet's payload
+    bool complete = false;        // kData: last buffer of the request/reply
+    bool exactly_once = false;    // kData: the call's semantics (server: false = one-way, no reply)
+  };
+  bool next_received(Received& out);  // data/events for the strand, in order
+
+  std::optional<uint64_t> next_timer() const;  // absolute ns when on_timer is due
+  State state() const { return state_; }
+  Role role() const { return role_; }
+  Stats stats() const;
+  const EngineConfig& config() const { return cfg_; }
+  size_t max_payload() const { return cfg_.mtu - kHeaderSize; }
+
+ private:
+  struct Buf {
+    uint8_t call;
+    uint8_t pkt;
+    std::vector<std::byte> bytes;
+  };
+
+  // Transmission (engine.cpp).
+  void emit(std::vector<std::byte> bytes);
+  void send_control(PacketType t, uint8_t call, uint8_t pkt);
+  void pump(uint64_t now);
+  void start_reclaim(uint64_t now);
+  size_t ack_below(uint8_t call, uint8_t pkt);
+  void ack_all();
+  size_t retransmit_from(uint8_t call, uint8_t pkt);
+  void retransmit_all();
+  void on_reclaim_ack(const Header& h, uint64_t now);
+  bool no_progress(uint64_t now);  // counts a retry; true if the engine went zombie
+  void deliver(Delivery what, const std::byte* data, size_t len, bool complete, bool eo);
+  void to_zombie(Delivery why);
+  bool dup_response_allowed(uint64_t now);
+
+  // Client machine (engine_client.cpp).
+  Errc client_send(const std::byte* data, size_t len, bool complete, bool eo, uint64_t now);
+  void client_rx(const Header& h, Classified c, const std::byte* payload, size_t n, uint64_t now);
+  void client_timer(uint64_t now);
+
+  // Server machine (engine_server.cpp).
+  Errc server_send(const std::byte* data, size_t len, bool complete, uint64_t now);
+  void server_rx(const Header& h, Classified c, const std::byte* payload, size_t n, uint64_t now);
+  void server_timer(uint64_t now);
+  void server_begin_unstarted(uint8_t call, bool eo);
+  void release_reply();
+  void abort_oneway_if_receiving();
+  void server_rearm(uint64_t now);
+
+  void queue_chunk(const std::byte* data, size_t len, bool complete, bool eo, uint64_t now);
+
+  Role role_;
+  EngineConfig cfg_;
+  State state_ = State::kIdle;
+  Stats stats_;
+
+  std::deque<Packet> out_;
+  std::deque<Received> in_;
+
+  // Outbound call (client: the request; server: the reply).
+  uint8_t tx_call_ = 0;
+  uint8_t tx_next_pkt_ = 0;
+  bool tx_eo_ = false;
+  std::deque<Buf> held_;    // sent, exactly-once, unacknowledged (pkt order)
+  std::deque<Buf> unsent_;  // exactly-once packets waiting for pool space
+  bool reclaim_outstanding_ = false;
+
+  // Inbound call (client: the reply; server: the request).
+  RxExpect rx_;
+  bool rx_eo_ = false;
+  std::optional<uint8_t> nacked_;  // expected pkt_seq already NACKed (suppresses NACK storms)
+
+  // Timers.
+  std::optional<uint64_t> retx_due_;
+  std::optional<uint64_t> ack_due_;  // client idle ack timer
+  int retries_ = 0;
+  std::optional<uint64_t> last_dup_response_;
+
+  // Client: last call whose reply was completely received (CALL_ACK target).
+  std::optional<uint8_t> last_reply_call_;
+  // Server: the reply to tx_call_ is complete (held until acknowledged).
+  bool reply_complete_ = false;
+};
+
+}  // namespace otp
