@@ -295,7 +295,7 @@ void sweep(int seeds, int ncalls) {
 }  // namespace
 
 TEST_CASE("simulation: 200 seeds x loss 0..20% keep exactly-once and at-most-once", "[otp][sim]") {
-  sweep(200, 8);
+  sweep(200, 20);
 }
 
 TEST_CASE("simulation: 1000 seeds x loss 0..20%, longer call mixes", "[otp][sim][.slow]") {
