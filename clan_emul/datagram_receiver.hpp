@@ -78,6 +78,9 @@ class DatagramReceiver {
   bool readable() const { return dmq_->readable(); }
   Errc close() { return dmq_->close(); }
   void abort(Errc reason) { dmq_->abort(reason); }
+  // The peer is gone in an orderly way (e.g. its connection closed): what it
+  // wrote can still be drained, then receive() says kClosed; blocked calls wake.
+  void peer_closed() { dmq_->peer_closed(); }
   Errc status() const { return dmq_->status(); }
 
   const DatagramReceiverStats& stats() const { return stats_; }

@@ -1,0 +1,245 @@
+// A two-way unreliable, in-order datagram connection between two NICs with
+// credit-based flow control (paper 003 sect. 3): a DatagramSender /
+// DatagramReceiver pair in each direction, set up over the out-of-band
+// connection manager exactly like DmqConnection (the handshake carries each
+// side's geometry, window and RDMA cookies) and torn down with it. Peer death
+// (OobState::kPeerDead) breaks both directions with kPeerDead and wakes every
+// blocked caller; close() is orderly (the peer drains, then sees kClosed).
+//
+// Faults: each side's DatagramLinkConfig::faults applies to every frame that
+// side sends (data, credit acks and probes alike), so a test can make one
+// direction lossy. Corrupt frames are discarded below (CRC), never delivered.
+//
+// Link frame = the payload of one datagram-channel frame (datagram_layout.hpp):
+//   [0]  u32 type    kData / kAck / kProbe (distinct magic values)
+//   [4]  u32 zero
+//   [8]  u64 value   kData: the data sequence number (0, 1, 2, ... per
+//                    direction, dropped datagrams included);
+//                    kAck: the receiver's cumulative accounted count;
+//                    kProbe: the sender's count of data datagrams sent
+//   [16] payload     kData only, up to mtu() = config.mtu - 16
+// Credit acks and probes travel in-band on the reverse direction and are
+// never handed to the user.
+//
+// Credit design (window W = config.window per direction, 0 = no flow control;
+// both ends must use the same W, mtu and ring size):
+//  - The sender has sent_ (data sequence numbers issued) and acked_ (the
+//    largest cumulative count received). It may send while sent_ - acked_ < W;
+//    otherwise send() blocks, deadline-bounded, until credit arrives.
+//  - The receiver accounts for a data sequence number once it is consumed by
+//    the user, or known lost: a gap in the data sequence numbers (the channel
+//    keeps order, so a missing number will never come) or a number below a
+//    probe's count (everything sent before the probe is already in front of
+//    it). done = the first unaccounted number. The receiver sends ONE credit
+//    ack carrying `done` each time done has advanced by ack_every (default W:
+//    one ack restores a whole window) through consumption, and one ack in
+//    answer to every probe.
+//  - Acks are cumulative, so a lost ack is repaired by any later one. A lost
+//    tail datagram, a lost ack or a lost probe would stall the sender: a
+//    sender stalled for probe_after sends a probe (its sent_ count), then
+//    again with exponential backoff up to probe_max, until credit arrives;
+//    the receiver answers each probe with its current done. Hence no
+//    deadlock on any pattern of losses, as long as the receiving side is
+//    inside a link call (send, receive, readable, flush) now and then: the
+//    link has no thread of its own, whoever waits on the link reads the
+//    receive ring for everyone ("pumps": data to a local queue, acks to the
+//    credit state, probes answered).
+//  - Ring bound: the receiver rejects (kCorrupt, the link breaks) a data
+//    sequence number >= done + W, which an honest sender never sends. So the
+//    receive ring plus the local queue never hold more than W data frames,
+//    and the ring is checked at connect to hold W maximal data frames plus
+//    kControlReserve control frames (kInvalidArgument otherwise). Control
+//    frames are sent without waiting (Deadline::now()): if the ring had no
+//    room, the frame counts as lost. Stats::ring_full_stalls counts data sends
+//    that found the peer's ring full (with flow control on: never).
+//  - Without flow control (W = 0) nothing of this runs: the DMQ ring's own
+//    back-pressure is all there is.
+//
+// Blocking: send() blocks only for credit (and, without flow control, for
+// ring space); receive() until a datagram, the close, or the deadline.
+// Thread safety: one thread may send while another receives (each of send(),
+// receive(), flush() serialises its own callers); readable(), stats(),
+// close() from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "clan_emul/datagram_layout.hpp"
+#include "clan_emul/datagram_receiver.hpp"
+#include "clan_emul/datagram_sender.hpp"
+#include "clan_emul/deadline.hpp"
+#include "clan_emul/error.hpp"
+#include "clan_emul/oob_connection.hpp"
+
+namespace clan {
+
+class EventQueue;
+class Nic;
+class OobManager;
+class OobRequest;
+
+// DatagramConfig (mtu, ring_bytes, faults, delay line) plus flow control. A
+// plain DatagramConfig converts implicitly (window kDefaultWindow).
+struct DatagramLinkConfig : DatagramConfig {
+  static constexpr size_t kDefaultWindow = 16;  // fits the default 256 KiB ring at mtu 9180
+  size_t window = kDefaultWindow;  // credits per direction; 0 = no flow control
+  size_t ack_every = 0;            // consumed datagrams per credit ack; 0 = window
+  std::chrono::microseconds probe_after{1000};  // stall before the first probe
+  std::chrono::microseconds probe_max{64000};   // backoff ceiling between probes
+
+  DatagramLinkConfig() = default;
+  DatagramLinkConfig(const DatagramConfig& c, size_t w = kDefaultWindow)  // NOLINT: implicit
+      : DatagramConfig(c), window(w) {}
+};
+
+struct DatagramLinkStats {
+  DatagramSenderStats sender;      // every frame this side sent: data, acks, probes
+  DatagramReceiverStats receiver;  // every frame taken off this side's ring
+  uint64_t data_sent = 0;          // data datagrams accepted by send()
+  uint64_t data_bytes_sent = 0;
+  uint64_t data_received = 0;      // data datagrams handed to the user
+  uint64_t data_bytes_received = 0;
+  uint64_t data_lost = 0;          // data datagrams accounted as lost (gaps, probes)
+  uint64_t credit_stalls = 0;      // send()/flush() calls that had to wait for credit
+  uint64_t credit_acks_sent = 0;
+  uint64_t credit_acks_received = 0;
+  uint64_t credit_acks_lost = 0;   // of ours: dropped or corrupted by our fault model, or no room
+  uint64_t probes_sent = 0;
+  uint64_t probes_received = 0;
+  uint64_t probes_lost = 0;        // of ours, as for acks
+  uint64_t ring_full_stalls = 0;   // data sends that found the peer's ring (or delay line) full
+  uint64_t malformed = 0;          // good-CRC frames with an unknown type or bad size, discarded
+  uint64_t max_queued = 0;         // most data datagrams ever held in the local queue
+};
+
+class DatagramLink {
+ public:
+  using Config = DatagramLinkConfig;
+  using Stats = DatagramLinkStats;
+
+  // Link header bytes inside each channel frame, and the control frames the
+  // ring must hold on top of W data frames.
+  static constexpr size_t kLinkHeader = 16;
+  static constexpr size_t kControlReserve = 64;
+
+  // Ring bytes W maximal data frames plus the control reserve take (what
+  // connect() checks config.ring_bytes against; 0 for window 0).
+  static size_t ring_bytes_needed(const Config& config);
+
+  // Connects to a listener on `node`:`port`. With `events`, the receive
+  // ring's tripwire posts there (value `user`), and so does the link when
+  // another thread's send() moved a datagram into the local queue.
+  // kInvalidArgument: bad config or a ring too small for the window.
+  static Result<std::unique_ptr<DatagramLink>> connect(Nic& nic, OobManager& oob,
+                                                       const std::string& node, uint16_t port,
+                                                       const Config& config, Deadline deadline,
+                                                       EventQueue* events = nullptr,
+                                                       uint64_t user = 0);
+  // Accepts a pending request. A malformed hello is rejected with kCorrupt; a
+  // well-formed one whose mtu, ring or window differ from ours with
+  // kInvalidArgument (the requester sees kRefused either way).
+  static Result<std::unique_ptr<DatagramLink>> accept(Nic& nic, OobRequest& request,
+                                                      const Config& config,
+                                                      EventQueue* events = nullptr,
+                                                      uint64_t user = 0);
+  ~DatagramLink();
+  DatagramLink(const DatagramLink&) = delete;
+  DatagramLink& operator=(const DatagramLink&) = delete;
+
+  // One datagram of up to mtu() bytes. kOk means accepted by the link, not
+  // delivered (the fault model may drop or corrupt it). Blocks only for flow
+  // control (kTimeout: not sent). kClosed, kPeerDead, kCorrupt.
+  Errc send(const void* data, size_t len, Deadline deadline);
+  // The next good datagram copied into `buf` (`cap` >= mtu(), else
+  // kInvalidArgument); its size. `sequence` (optional) gets its data
+  // sequence number: strictly increasing, gaps where datagrams were lost.
+  // kTimeout; kClosed once the peer closed and everything was drained;
+  // kPeerDead at once when the peer died.
+  Result<size_t> receive(void* buf, size_t cap, Deadline deadline, uint64_t* sequence = nullptr);
+  // A datagram (or the close, or an error) is waiting. Services control
+  // frames already in the ring (answers probes) on the way.
+  bool readable() const;
+  // Waits until every datagram sent so far is accounted for by the receiver
+  // (consumed or known lost), probing as needed. kOk at once without flow control.
+  Errc flush(Deadline deadline);
+  size_t mtu() const { return config_.mtu - kLinkHeader; }
+  size_t window() const { return config_.window; }
+  // Orderly: the peer drains what was sent, then sees kClosed; our later
+  // sends return kClosed, our receives drain what arrived, then kClosed.
+  Errc close();
+  // The sending side's fault model (ours: applied to what we send).
+  const FaultModel& faults() const { return config_.faults; }
+  Stats stats() const;
+  OobConnection& oob() { return *oob_; }
+
+ private:
+  struct Direct;  // receive()'s buffer, for a datagram delivered straight from the ring
+  struct Queued {
+    uint64_t sequence;
+    std::vector<std::byte> bytes;
+  };
+
+  explicit DatagramLink(const Config& config) : config_(config) {}
+  static Result<std::unique_ptr<DatagramLink>> make(Nic& nic, const Config& config,
+                                                    EventQueue* events, uint64_t user);
+  std::vector<std::byte> hello() const;
+  Errc attach(const std::vector<std::byte>& peer_hello);
+  void watch();
+
+  bool poll_readable();
+  Errc wait_credit(std::unique_lock<std::mutex>& lk, uint64_t need_acked, Deadline deadline);
+  void pump(std::unique_lock<std::mutex>& lk, Deadline deadline, Direct* direct);
+  void process(const Datagram& d, Direct* direct);
+  uint64_t done_locked() const;
+  void consumed_locked();
+  void queue_ack_locked();
+  void flush_control();
+  void send_control(uint32_t type, uint64_t value);
+  Errc fail_locked(Errc e);
+  Errc send_status_locked() const;
+
+  Config config_;
+  size_t ack_every_ = 0;
+  std::unique_ptr<DatagramSender> tx_;
+  std::unique_ptr<DatagramReceiver> rx_;
+  EventQueue* events_ = nullptr;
+  uint32_t event_source_ = 0;
+  bool has_event_source_ = false;
+
+  std::mutex send_mu_;  // one send()/flush() at a time
+  std::mutex recv_mu_;  // one receive() at a time
+  std::mutex tx_mu_;    // frames into tx_ (data and control); rx_mu_ -> tx_mu_ only by try_lock
+  std::vector<std::byte> tx_frame_;  // under tx_mu_
+  std::atomic<uint64_t> sent_{0};    // data sequence numbers issued; written under send_mu_
+  std::atomic<uint64_t> pending_ack_{0};  // value + 1 of an ack to send; 0 = none
+
+  mutable std::mutex rx_mu_;  // guards everything below
+  std::condition_variable cv_;
+  bool pumping_ = false;          // a thread is reading rx_ outside the lock
+  Errc status_ = Errc::kOk;       // fatal: kPeerDead, kCorrupt, ...
+  Errc tx_end_ = Errc::kOk;       // kClosed: no more sends
+  Errc rx_end_ = Errc::kOk;       // kClosed: the ring is drained and closed
+  uint64_t acked_ = 0;            // sender: cumulative count from the peer
+  uint64_t next_expected_ = 0;    // receiver: highest data sequence seen + 1
+  uint64_t last_ack_ = 0;         // receiver: the last cumulative count acked
+  std::deque<Queued> queue_;      // receiver: data pulled off the ring, not consumed
+  std::vector<std::vector<std::byte>> spare_;
+  DatagramReceiverStats rx_stats_;
+  uint64_t data_received_ = 0, data_bytes_received_ = 0, data_lost_ = 0, max_queued_ = 0;
+  uint64_t acks_received_ = 0, probes_received_ = 0, malformed_ = 0;
+  std::atomic<uint64_t> credit_stalls_{0}, acks_sent_{0}, acks_lost_{0}, probes_sent_{0},
+      probes_lost_{0}, ring_full_stalls_{0}, data_bytes_sent_{0};
+
+  std::shared_ptr<OobConnection> oob_;  // last: destroyed first (see the destructor)
+};
+
+}  // namespace clan
