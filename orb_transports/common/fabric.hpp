@@ -20,6 +20,12 @@ struct FabricOptions {
   // -ORBclanRingBytes / -ORBclanDmaThreshold
   size_t ring_bytes = 256 * 1024;
   size_t dma_threshold = 0;  // 0: never DMA (PIO measured faster on this platform)
+  // giop:otp: the emulated lossy link (what this process sends) and the protocol.
+  uint32_t otp_loss_ppm = 0;     // -ORBotpLossPpm: datagrams dropped, per million
+  uint32_t otp_corrupt_ppm = 0;  // -ORBotpCorruptPpm: datagrams corrupted (CRC discards them)
+  uint32_t otp_seed = 1;         // -ORBotpSeed: the fault model's seed
+  uint32_t otp_window = 16;      // -ORBotpWindow: credits per direction (0 = no flow control)
+  uint32_t otp_rto_us = 2000;    // -ORBotpRtoUs: retransmission timeout
 };
 FabricOptions& fabric_options();
 

@@ -1,5 +1,7 @@
 // ORB options of clanorb's transports. They must be registered before
 // ORB_init parses its arguments, hence static registration.
+#include <initializer_list>
+
 #include <omniORB4/CORBA.h>
 #include <omniORB4/internal/orbOptions.h>
 
@@ -45,11 +47,33 @@ ULongOption dma("clanDmaThreshold",
                 [](CORBA::ULong v) { fabric_options().dma_threshold = v; },
                 [] { return CORBA::ULong(fabric_options().dma_threshold); });
 
+ULongOption otp_loss("otpLossPpm", "otpLossPpm = n: giop:otp datagrams this process drops, per million",
+                     "-ORBotpLossPpm < n <= 1000000 >",
+                     [](CORBA::ULong v) { fabric_options().otp_loss_ppm = v > 1000000 ? 1000000 : v; },
+                     [] { return CORBA::ULong(fabric_options().otp_loss_ppm); });
+ULongOption otp_corrupt("otpCorruptPpm",
+                        "otpCorruptPpm = n: giop:otp datagrams this process corrupts, per million",
+                        "-ORBotpCorruptPpm < n <= 1000000 >",
+                        [](CORBA::ULong v) { fabric_options().otp_corrupt_ppm = v > 1000000 ? 1000000 : v; },
+                        [] { return CORBA::ULong(fabric_options().otp_corrupt_ppm); });
+ULongOption otp_seed("otpSeed", "otpSeed = n: seed of the giop:otp fault model", "-ORBotpSeed < n >",
+                     [](CORBA::ULong v) { fabric_options().otp_seed = v; },
+                     [] { return CORBA::ULong(fabric_options().otp_seed); });
+ULongOption otp_window("otpWindow", "otpWindow = n: giop:otp credits per direction (0 = none)",
+                       "-ORBotpWindow < n >",
+                       [](CORBA::ULong v) { fabric_options().otp_window = v; },
+                       [] { return CORBA::ULong(fabric_options().otp_window); });
+ULongOption otp_rto("otpRtoUs", "otpRtoUs = n: giop:otp retransmission timeout in microseconds",
+                    "-ORBotpRtoUs < n >= 1 >",
+                    [](CORBA::ULong v) { fabric_options().otp_rto_us = v ? v : 1; },
+                    [] { return CORBA::ULong(fabric_options().otp_rto_us); });
+
 struct Register {
   Register() {
-    orbOptions::singleton().registerHandler(spin);
-    orbOptions::singleton().registerHandler(ring);
-    orbOptions::singleton().registerHandler(dma);
+    for (orbOptions::Handler* h : std::initializer_list<orbOptions::Handler*>{
+             &spin, &ring, &dma, &otp_loss, &otp_corrupt, &otp_seed, &otp_window, &otp_rto}) {
+      orbOptions::singleton().registerHandler(*h);
+    }
   }
 } registered;
 

@@ -88,7 +88,7 @@ struct Pair {
   Pair() {
     std::string node;
     uint16_t port = 0;
-    REQUIRE(ClanAddress::parse(server.ep->address() + 10, node, port, false));
+    REQUIRE(parse_node_address(server.ep->address() + 10, node, port, false));
     ClanAddress addr(node, port);
     CORBA::Boolean timed_out = 0;
     client_active = addr.Connect(after(10s), 0, timed_out);
