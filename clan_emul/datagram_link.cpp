@@ -76,11 +76,23 @@ Result<std::unique_ptr<DatagramLink>> DatagramLink::make(Nic& nic, const Config&
   if (events) {
     auto src = events->add_source(user);
     if (!src) return src.error();
-    l->events_ = events;
-    l->event_source_ = src.value();
-    l->has_event_source_ = true;
+    l->own_events_ = l->events_ = events;
+    l->own_source_ = l->event_source_ = src.value();
   }
   return l;
+}
+
+void DatagramLink::notify_to(EventQueue* queue, uint32_t source) {
+  if (queue) armed_source_.store(source, std::memory_order_relaxed);
+  armed_queue_.store(queue, std::memory_order_seq_cst);
+  rx_->notify_to(queue, source);
+}
+
+void DatagramLink::notify_events() {
+  if (has_event_source_) events_->notify(event_source_);
+  if (EventQueue* q = armed_queue_.load(std::memory_order_acquire)) {
+    q->notify(armed_source_.load(std::memory_order_relaxed));
+  }
 }
 
 std::vector<std::byte> DatagramLink::hello() const {
@@ -123,9 +135,9 @@ void DatagramLink::watch() {
       std::lock_guard lk(rx_mu_);
       if (s == OobState::kPeerDead) fail_locked(Errc::kPeerDead);
       if (tx_end_ == Errc::kOk) tx_end_ = Errc::kClosed;
+      notify_locked();
     }
     cv_.notify_all();
-    if (has_event_source_) events_->notify(event_source_);
   });
 }
 
@@ -170,7 +182,19 @@ DatagramLink::~DatagramLink() {
   // The OOB connection first: its destructor disconnects and waits for a
   // down-callback in progress, which uses everything below.
   oob_.reset();
-  if (has_event_source_) events_->remove_source(event_source_);
+  if (own_events_) own_events_->remove_source(own_source_);
+}
+
+void DatagramLink::notify_locked() {
+  if (events_) events_->notify(event_source_);
+}
+
+void DatagramLink::notify_to(EventQueue* queue, uint32_t source) {
+  std::lock_guard lk(rx_mu_);
+  // rx_ is only reconfigured, not read: its tripwire's target is atomic.
+  rx_->notify_to(queue, source);
+  events_ = queue;
+  event_source_ = source;
 }
 
 Errc DatagramLink::fail_locked(Errc e) {
@@ -294,7 +318,7 @@ void DatagramLink::process(const Datagram& d, Direct* direct) {
       bytes.assign(d.data + sizeof h, d.data + d.size);
       queue_.push_back(Queued{seq, std::move(bytes)});
       max_queued_ = std::max<uint64_t>(max_queued_, queue_.size());
-      if (!direct && has_event_source_) events_->notify(event_source_);
+      if (!direct) notify_locked();
       return;
     }
     case kAck: {

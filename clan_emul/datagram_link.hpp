@@ -168,6 +168,12 @@ class DatagramLink {
   // A datagram (or the close, or an error) is waiting. Services control
   // frames already in the ring (answers probes) on the way.
   bool readable() const;
+  // Directs the link's wake-ups into `queue` as `source` (nullptr: nowhere),
+  // replacing connect()'s `events`: the receive ring's tripwire (any frame,
+  // credit traffic included: events are hints) and the link itself when
+  // another thread's send() moved a datagram into the local queue or the
+  // connection went down. The queue must outlive the link or be replaced.
+  void notify_to(EventQueue* queue, uint32_t source);
   // Waits until every datagram sent so far is accounted for by the receiver
   // (consumed or known lost), probing as needed. kOk at once without flow control.
   Errc flush(Deadline deadline);
@@ -180,6 +186,11 @@ class DatagramLink {
   const FaultModel& faults() const { return config_.faults; }
   Stats stats() const;
   OobConnection& oob() { return *oob_; }
+  // Directs readiness events (a datagram landed, one was queued by another
+  // thread's pump, the peer went away) into `queue` as `source`, from now on
+  // and until called again with nullptr: a monitor arms a link only while it
+  // watches it, so a link a thread is serving posts no events.
+  void notify_to(EventQueue* queue, uint32_t source);
 
  private:
   struct Direct;  // receive()'s buffer, for a datagram delivered straight from the ring
@@ -211,9 +222,9 @@ class DatagramLink {
   size_t ack_every_ = 0;
   std::unique_ptr<DatagramSender> tx_;
   std::unique_ptr<DatagramReceiver> rx_;
-  EventQueue* events_ = nullptr;
-  uint32_t event_source_ = 0;
-  bool has_event_source_ = false;
+  EventQueue* own_events_ = nullptr;  // connect()'s queue, with a source we added
+  uint32_t own_source_ = 0;
+  void notify_locked();
 
   std::mutex send_mu_;  // one send()/flush() at a time
   std::mutex recv_mu_;  // one receive() at a time
@@ -233,6 +244,8 @@ class DatagramLink {
   uint64_t last_ack_ = 0;         // receiver: the last cumulative count acked
   std::deque<Queued> queue_;      // receiver: data pulled off the ring, not consumed
   std::vector<std::vector<std::byte>> spare_;
+  EventQueue* events_ = nullptr;  // where the link's own wake-ups go
+  uint32_t event_source_ = 0;
   DatagramReceiverStats rx_stats_;
   uint64_t data_received_ = 0, data_bytes_received_ = 0, data_lost_ = 0, max_queued_ = 0;
   uint64_t acks_received_ = 0, probes_received_ = 0, malformed_ = 0;

@@ -81,12 +81,16 @@ class DatagramReceiver {
   // The peer is gone in an orderly way (e.g. its connection closed): what it
   // wrote can still be drained, then receive() says kClosed; blocked calls wake.
   void peer_closed() { dmq_->peer_closed(); }
+  // Directs the ring's tripwire into `queue` as `source` (nullptr: nowhere).
+  void notify_to(EventQueue* queue, uint32_t source) { dmq_->notify_to(queue, source); }
   Errc status() const { return dmq_->status(); }
 
   const DatagramReceiverStats& stats() const { return stats_; }
   size_t mtu() const { return config_.mtu; }
   // The underlying DMQ receiver, for tests that play a hostile peer.
   const DmqReceiver& dmq() const { return *dmq_; }
+  // Directs the ring's tripwire into `queue` as `source` (nullptr: nowhere).
+  void notify_to(EventQueue* queue, uint32_t source) { dmq_->notify_to(queue, source); }
 
  private:
   explicit DatagramReceiver(const DatagramConfig& config) : config_(config) {}
