@@ -82,19 +82,6 @@ Result<std::unique_ptr<DatagramLink>> DatagramLink::make(Nic& nic, const Config&
   return l;
 }
 
-void DatagramLink::notify_to(EventQueue* queue, uint32_t source) {
-  if (queue) armed_source_.store(source, std::memory_order_relaxed);
-  armed_queue_.store(queue, std::memory_order_seq_cst);
-  rx_->notify_to(queue, source);
-}
-
-void DatagramLink::notify_events() {
-  if (has_event_source_) events_->notify(event_source_);
-  if (EventQueue* q = armed_queue_.load(std::memory_order_acquire)) {
-    q->notify(armed_source_.load(std::memory_order_relaxed));
-  }
-}
-
 std::vector<std::byte> DatagramLink::hello() const {
   Hello h{kHelloMagic, kHelloVersion, config_.mtu, config_.ring_bytes, config_.window,
           rx_->cookie(), tx_->cookie()};

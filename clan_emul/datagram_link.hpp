@@ -186,11 +186,6 @@ class DatagramLink {
   const FaultModel& faults() const { return config_.faults; }
   Stats stats() const;
   OobConnection& oob() { return *oob_; }
-  // Directs readiness events (a datagram landed, one was queued by another
-  // thread's pump, the peer went away) into `queue` as `source`, from now on
-  // and until called again with nullptr: a monitor arms a link only while it
-  // watches it, so a link a thread is serving posts no events.
-  void notify_to(EventQueue* queue, uint32_t source);
 
  private:
   struct Direct;  // receive()'s buffer, for a datagram delivered straight from the ring

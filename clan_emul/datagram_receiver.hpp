@@ -89,8 +89,6 @@ class DatagramReceiver {
   size_t mtu() const { return config_.mtu; }
   // The underlying DMQ receiver, for tests that play a hostile peer.
   const DmqReceiver& dmq() const { return *dmq_; }
-  // Directs the ring's tripwire into `queue` as `source` (nullptr: nowhere).
-  void notify_to(EventQueue* queue, uint32_t source) { dmq_->notify_to(queue, source); }
 
  private:
   explicit DatagramReceiver(const DatagramConfig& config) : config_(config) {}
