@@ -137,6 +137,7 @@ void register_transport(const char* name, CORBA::ULong tag) {
     return true;
   }();
   (void)installed;
+  register_orb_options();
   std::lock_guard lock(registry().mu);
   registry().transports.emplace_back(name, tag);
 }

@@ -16,6 +16,8 @@ namespace clanorb {
 // Called from a transport's static registration. `name` is the part after
 // "giop:" ("clan"); `tag` its IOR component tag (outside omniORB's range).
 void register_transport(const char* name, CORBA::ULong tag);
+// Registers clanorb's -ORB options (done by register_transport).
+void register_orb_options();
 // Puts `address` ("giop:clan:node:port") in every IOR made from now on.
 void publish_address(CORBA::ULong tag, const std::string& address);
 

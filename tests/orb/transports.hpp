@@ -25,6 +25,7 @@ inline std::vector<Transport> transports() {
       {"tcp", {"giop:tcp:127.0.0.1:"}},
       {"unix", {"giop:unix:{dir}/orb.sock"}, /*small_listen_backlog=*/true},
       {"clan", {"giop:clan::"}},
+      {"otp", {"giop:otp::"}},
   };
   return list;
 }

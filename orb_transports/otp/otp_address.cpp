@@ -1,0 +1,41 @@
+#include "orb_transports/otp/otp_address.hpp"
+
+#include "orb_transports/common/omni_time.hpp"
+#include "orb_transports/otp/otp_connection.hpp"
+#include "orb_transports/otp/otp_link_config.hpp"
+
+OMNI_USING_NAMESPACE(omni)
+
+namespace clanorb {
+
+namespace {
+class OtpActiveConnection : public giopActiveConnection, public OtpConnection {
+ public:
+  using OtpConnection::OtpConnection;
+  giopActiveCollection* registerMonitor() override { return nullptr; }  // no bidirectional GIOP
+  giopConnection& getConnection() override { return *this; }
+};
+}  // namespace
+
+giopActiveConnection* OtpAddress::Connect(const omni_time_t& deadline, CORBA::ULong,
+                                          CORBA::Boolean& timed_out) const {
+  timed_out = 0;
+  auto fabric = Fabric::get();
+  if (!fabric) return nullptr;
+  clan::Deadline d = deadline ? to_deadline(deadline) : clan::Deadline::after(std::chrono::seconds(30));
+  auto link = clan::DatagramLink::connect(fabric->nic(), fabric->oob(), node_, port_, otp_link_config(), d);
+  if (!link) {
+    timed_out = link.error() == clan::Errc::kTimeout;
+    if (omniORB::trace(25)) {
+      omniORB::logger l;
+      l << "giop:otp: connect to " << address_.c_str() << " failed: " << clan::to_string(link.error())
+        << "\n";
+    }
+    return nullptr;
+  }
+  std::string mine = "giop:otp:" + fabric->node() + ":0";
+  return new OtpActiveConnection(fabric, std::move(link.value()), otp::Role::kClient, mine, address_,
+                                 nullptr);
+}
+
+}  // namespace clanorb

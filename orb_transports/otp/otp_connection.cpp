@@ -1,0 +1,209 @@
+#include "orb_transports/otp/otp_connection.hpp"
+
+#include <cstring>
+
+#include "orb_transports/common/omni_time.hpp"
+
+OMNI_USING_NAMESPACE(omni)
+
+namespace clanorb {
+
+using clan::Errc;
+
+namespace {
+otp::EngineConfig engine_config(size_t link_mtu) {
+  otp::EngineConfig c;
+  c.mtu = link_mtu;
+  c.rto_ns = uint64_t{fabric_options().otp_rto_us} * 1000;
+  return c;
+}
+}  // namespace
+
+OtpConnection::OtpConnection(std::shared_ptr<Fabric> fabric, std::unique_ptr<clan::DatagramLink> link,
+                             otp::Role role, std::string my_address, std::string peer_address,
+                             MonitoredEndpoint* endpoint)
+    : MonitoredConnection(endpoint),
+      fabric_(std::move(fabric)),
+      link_(std::move(link)),
+      my_address_(std::move(my_address)),
+      peer_address_(std::move(peer_address)),
+      engine_(role, engine_config(link_->mtu())),
+      rxbuf_(link_->mtu()) {}
+
+OtpConnection::~OtpConnection() {
+  OtpTimerService::instance().forget(this);
+  detach_from_endpoint();
+}
+
+void OtpConnection::flush_locked(clan::Deadline deadline) {
+  otp::Engine::Packet p;
+  while (engine_.next_packet(p)) {
+    // A packet the link cannot take in time is lost like any other: the
+    // protocol retransmits. Hard errors show when the link is next read.
+    link_->send(p.bytes.data(), p.bytes.size(), deadline);
+  }
+  const auto t = engine_.next_timer();
+  OtpTimerService::instance().schedule(this, t ? *t : 0);
+}
+
+bool OtpConnection::collect_locked() {
+  otp::Engine::Received r;
+  while (engine_.next_received(r)) {
+    switch (r.what) {
+      case otp::Delivery::kData:
+        if (r.exactly_once) {
+          ready_.push_back(std::move(r.data));
+        } else {
+          // A one-way reaches omniORB only whole (see the header comment).
+          oneway_.insert(oneway_.end(), r.data.begin(), r.data.end());
+          if (r.complete) {
+            ready_.push_back(std::move(oneway_));
+            oneway_.clear();
+          }
+        }
+        break;
+      case otp::Delivery::kAbort:
+        oneway_.clear();  // part of a one-way was lost: it never happened
+        break;
+      case otp::Delivery::kEof:
+      case otp::Delivery::kBad:
+        ended_ = true;
+        break;
+    }
+  }
+  return !ended_;
+}
+
+int OtpConnection::send_to_engine(const std::byte* data, size_t len, bool complete,
+                                  bool exactly_once, clan::Deadline deadline) {
+  std::lock_guard lock(mu_);
+  if (ended_) return -1;
+  otp::Errc e = engine_.send(data, len, complete, exactly_once, clan::now_ns());
+  flush_locked(deadline);
+  return e == otp::Errc::kOk ? 0 : -1;
+}
+
+int OtpConnection::Send(void* buf, size_t sz, const omni_time_t& deadline) {
+  const auto* data = static_cast<const std::byte*>(buf);
+  const GiopFramer::Piece p = framer_.next(data, sz);
+  if (!p.valid) {
+    omniORB::logs(10, "giop:otp: outgoing bytes are not GIOP; closing the connection");
+    return -1;
+  }
+  const clan::Deadline d = to_deadline(deadline);
+  if (p.close) {
+    // omniTransport has no messages the server starts: a CloseConnection
+    // becomes the end of the connection, which the peer sees as a close.
+    link_->close();
+    return static_cast<int>(p.len);
+  }
+  if (!p.known) {  // the request header is split: hold it until it says
+    undecided_.insert(undecided_.end(), data, data + p.len);
+    return static_cast<int>(p.len);
+  }
+  if (!undecided_.empty()) {
+    std::vector<std::byte> head;
+    head.swap(undecided_);
+    if (send_to_engine(head.data(), head.size(), false, p.expects_reply, d) < 0) return -1;
+  }
+  if (send_to_engine(data, p.len, p.ends_call, p.expects_reply, d) < 0) return -1;
+  return static_cast<int>(p.len);
+}
+
+int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
+  const clan::Deadline d = to_deadline(deadline);
+  auto* out = static_cast<std::byte*>(buf);
+  for (;;) {
+    uint64_t timer_at = 0;
+    {
+      std::lock_guard lock(mu_);
+      collect_locked();
+      if (!ready_.empty()) {
+        size_t got = 0;
+        while (got < sz && !ready_.empty()) {
+          std::vector<std::byte>& front = ready_.front();
+          const size_t n = std::min(sz - got, front.size() - ready_off_);
+          std::memcpy(out + got, front.data() + ready_off_, n);
+          got += n;
+          ready_off_ += n;
+          if (ready_off_ == front.size()) {
+            ready_.pop_front();
+            ready_off_ = 0;
+          }
+        }
+        return static_cast<int>(got);
+      }
+      if (ended_) return -1;
+      const uint64_t now = clan::now_ns();
+      if (auto t = engine_.next_timer(); t && *t <= now) {
+        engine_.on_timer(now);
+        flush_locked(d);
+        continue;
+      }
+      if (auto t = engine_.next_timer()) timer_at = *t;
+    }
+    // Wait for a datagram, the engine's next timer, or the caller's deadline.
+    clan::Deadline until = d;
+    if (timer_at) {
+      const auto at = clan::Deadline(clan::Clock::time_point(std::chrono::nanoseconds(timer_at)));
+      if (d.is_never() || at.when() < d.when()) until = at;
+    }
+    auto r = link_->receive(rxbuf_.data(), rxbuf_.size(), until);
+    std::lock_guard lock(mu_);
+    if (r) {
+      engine_.on_packet(rxbuf_.data(), r.value(), clan::now_ns());
+      flush_locked(d);
+    } else if (r.error() == Errc::kTimeout) {
+      if (d.expired()) return 0;
+    } else {
+      // The link ended (closed, peer dead, corrupt): a hard error (sect. 4.2.1 iii).
+      engine_.fail(clan::now_ns());
+      collect_locked();
+      if (ready_.empty()) return -1;
+    }
+  }
+}
+
+void OtpConnection::on_timer_due() {
+  std::lock_guard lock(mu_);
+  const uint64_t now = clan::now_ns();
+  engine_.on_timer(now);
+  flush_locked(clan::Deadline::after(std::chrono::milliseconds(10)));
+}
+
+bool OtpConnection::readable() {
+  {
+    std::lock_guard lock(mu_);
+    if (!ready_.empty() || ended_) return true;
+  }
+  return link_->readable();
+}
+
+bool OtpConnection::wait_readable(clan::Deadline deadline) {
+  // Feed the engine until it has something for omniORB (control packets
+  // such as acks are consumed here without waking anybody).
+  for (;;) {
+    {
+      std::lock_guard lock(mu_);
+      collect_locked();
+      if (!ready_.empty() || ended_) return true;
+    }
+    auto r = link_->receive(rxbuf_.data(), rxbuf_.size(), deadline);
+    if (!r) return r.error() != Errc::kTimeout;  // a closed link is readable
+    std::lock_guard lock(mu_);
+    engine_.on_packet(rxbuf_.data(), r.value(), clan::now_ns());
+    flush_locked(deadline);
+  }
+}
+
+void OtpConnection::Shutdown() {
+  {
+    std::lock_guard lock(mu_);
+    engine_.close(clan::now_ns());
+    ended_ = true;
+  }
+  link_->close();
+  notify_monitor();  // a closed connection looks readable
+}
+
+}  // namespace clanorb

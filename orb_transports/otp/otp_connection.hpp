@@ -1,0 +1,73 @@
+// giop:otp connection: omniORB over the omniTransport protocol (paper 002)
+// over the fabric's unreliable in-order datagram link with credit flow
+// control. The GIOP framer tells the protocol engine where each call ends
+// (complete / partial) and whether it is answered (exactly-once) or not
+// (one-way, at-most-once). Recv drives the engine: it feeds it datagrams and
+// timer ticks and hands its deliveries to omniORB. A one-way request is given
+// to omniORB only once complete, so one the engine aborts (part of it lost)
+// is dropped whole, never half-unmarshalled. Timers of a connection nobody is
+// waiting on run on the process's timer service.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "clan_emul/datagram_link.hpp"
+#include "omnitransport/engine.hpp"
+#include "orb_transports/common/fabric.hpp"
+#include "orb_transports/common/monitored_connection.hpp"
+#include "orb_transports/otp/giop_framer.hpp"
+#include "orb_transports/otp/otp_timer_service.hpp"
+
+namespace clanorb {
+
+class OtpConnection : public MonitoredConnection, public OtpTimerClient {
+ public:
+  OtpConnection(std::shared_ptr<Fabric> fabric, std::unique_ptr<clan::DatagramLink> link,
+                otp::Role role, std::string my_address, std::string peer_address,
+                MonitoredEndpoint* endpoint);
+  ~OtpConnection() override;
+
+  int Send(void* buf, size_t sz, const omni_time_t& deadline) override;
+  int Recv(void* buf, size_t sz, const omni_time_t& deadline) override;
+  void Shutdown() override;
+  const char* myaddress() override { return my_address_.c_str(); }
+  const char* peeraddress() override { return peer_address_.c_str(); }
+
+  void on_timer_due() override;
+
+ protected:
+  bool readable() override;
+  bool wait_readable(clan::Deadline deadline) override;
+  void notify_to(clan::EventQueue* queue, uint32_t source) override {
+    link_->notify_to(queue, source);
+  }
+
+ private:
+  // With mu_ held: transmits the engine's packets, schedules its timer.
+  void flush_locked(clan::Deadline deadline);
+  // With mu_ held: moves engine deliveries into `ready_` (whole one-ways).
+  // False if the connection ended (EOF / BAD).
+  bool collect_locked();
+  int send_to_engine(const std::byte* data, size_t len, bool complete, bool exactly_once,
+                     clan::Deadline deadline);
+
+  std::shared_ptr<Fabric> fabric_;
+  std::unique_ptr<clan::DatagramLink> link_;
+  std::string my_address_, peer_address_;
+
+  std::mutex mu_;  // the engine and the delivery queues; never held while waiting on the link
+  otp::Engine engine_;
+  GiopFramer framer_;
+  std::vector<std::byte> undecided_;  // bytes of a request whose header is incomplete
+  std::deque<std::vector<std::byte>> ready_;  // bytes for omniORB, in order
+  size_t ready_off_ = 0;                      // consumed of ready_.front()
+  std::vector<std::byte> oneway_;             // a one-way request being gathered
+  bool ended_ = false;
+  std::vector<std::byte> rxbuf_;
+};
+
+}  // namespace clanorb

@@ -1,0 +1,22 @@
+#include "orb_transports/otp/otp_endpoint.hpp"
+
+#include "orb_transports/otp/otp_connection.hpp"
+#include "orb_transports/otp/otp_link_config.hpp"
+
+namespace clanorb {
+
+omni::giopConnection* OtpEndpoint::accept_one(clan::OobRequest& request) {
+  auto link = clan::DatagramLink::accept(fabric()->nic(), request, otp_link_config());
+  if (!link) {
+    if (omniORB::trace(10)) {
+      omniORB::logger l;
+      l << "giop:otp: refused a connection from " << request.peer_node().c_str() << ": "
+        << clan::to_string(link.error()) << "\n";
+    }
+    return nullptr;
+  }
+  std::string peer = "giop:otp:" + (*link)->oob().peer_node() + ":" + std::to_string((*link)->oob().id());
+  return new OtpConnection(fabric(), std::move(link.value()), otp::Role::kServer, address(), peer, this);
+}
+
+}  // namespace clanorb

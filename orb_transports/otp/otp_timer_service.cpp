@@ -1,0 +1,74 @@
+#include "orb_transports/otp/otp_timer_service.hpp"
+
+#include "clan_emul/deadline.hpp"
+
+namespace clanorb {
+
+OtpTimerService& OtpTimerService::instance() {
+  // Never destroyed: connections owned by other static objects may still
+  // call it during exit.
+  static auto* s = new OtpTimerService();
+  return *s;
+}
+
+OtpTimerService::OtpTimerService() {
+  thread_ = std::thread([this] { run(); });
+  thread_.detach();
+}
+
+void OtpTimerService::schedule(OtpTimerClient* c, uint64_t due) {
+  std::lock_guard lock(mu_);
+  auto it = when_.find(c);
+  if (it != when_.end()) {
+    if (it->second == due) return;
+    for (auto [b, e] = due_.equal_range(it->second); b != e; ++b) {
+      if (b->second == c) {
+        due_.erase(b);
+        break;
+      }
+    }
+    when_.erase(it);
+  }
+  if (due == 0) return;
+  due_.emplace(due, c);
+  when_[c] = due;
+  // Wake the thread only if it would sleep past this: during steady traffic
+  // every call moves its timers later, and that must cost no wake-up.
+  if (due < sleeping_until_) cv_.notify_one();
+}
+
+void OtpTimerService::forget(OtpTimerClient* c) {
+  schedule(c, 0);
+  std::unique_lock lock(mu_);
+  idle_cv_.wait(lock, [&] { return running_ != c; });
+}
+
+void OtpTimerService::run() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    if (due_.empty()) {
+      sleeping_until_ = UINT64_MAX;
+      cv_.wait(lock);
+      continue;
+    }
+    const uint64_t now = clan::now_ns();
+    auto first = due_.begin();
+    if (first->first > now) {
+      sleeping_until_ = first->first;
+      cv_.wait_for(lock, std::chrono::nanoseconds(first->first - now));
+      continue;
+    }
+    sleeping_until_ = 0;  // running: anything scheduled now is seen next round
+    OtpTimerClient* c = first->second;
+    due_.erase(first);
+    when_.erase(c);
+    running_ = c;
+    lock.unlock();
+    c->on_timer_due();  // may call schedule() again
+    lock.lock();
+    running_ = nullptr;
+    idle_cv_.notify_all();
+  }
+}
+
+}  // namespace clanorb

@@ -1,0 +1,45 @@
+// Runs omniTransport engine timers of connections nobody is waiting on: the
+// client's idle acknowledgement timer (paper 002 sect. 4.1: "the only
+// situation in which omniTransport is not single threaded") and a server's
+// retransmissions while no thread is in Recv. One thread per process,
+// sleeping until the earliest due time.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace clanorb {
+
+class OtpTimerClient {
+ public:
+  virtual ~OtpTimerClient() = default;
+  // Called on the service thread when the scheduled time has come.
+  virtual void on_timer_due() = 0;
+};
+
+class OtpTimerService {
+ public:
+  static OtpTimerService& instance();
+  // (Re)schedules `c` at absolute steady-clock ns `due` (0: unschedule).
+  void schedule(OtpTimerClient* c, uint64_t due);
+  // Unschedules `c` and waits until it is not being run.
+  void forget(OtpTimerClient* c);
+
+ private:
+  OtpTimerService();
+  void run();
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::multimap<uint64_t, OtpTimerClient*> due_;
+  std::map<OtpTimerClient*, uint64_t> when_;
+  uint64_t sleeping_until_ = UINT64_MAX;  // when the thread wakes by itself
+  OtpTimerClient* running_ = nullptr;
+  std::condition_variable idle_cv_;
+  std::thread thread_;
+};
+
+}  // namespace clanorb

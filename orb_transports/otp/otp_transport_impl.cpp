@@ -1,0 +1,17 @@
+// giop:otp registers itself with omniORB when the library is linked.
+#include "orb_transports/common/node_transport_impl.hpp"
+#include "orb_transports/otp/otp_address.hpp"
+#include "orb_transports/otp/otp_endpoint.hpp"
+
+namespace clanorb {
+namespace {
+// Our IOR component tag ("CLA1"), outside omniORB's 0x414154xx range.
+constexpr CORBA::ULong kOtpIorTag = 0x434c4131;
+NodeTransportImpl<OtpEndpoint, OtpAddress> the_otp_transport("giop:otp", "otp", kOtpIorTag);
+}  // namespace
+}  // namespace clanorb
+
+// Referenced through clanorb::transports' link options (see giop:clan's).
+extern "C" {
+int clanorb_otp_anchor = 0;
+}
