@@ -42,8 +42,15 @@ void OtpConnection::flush_locked(clan::Deadline deadline) {
     // protocol retransmits. Hard errors show when the link is next read.
     link_->send(p.bytes.data(), p.bytes.size(), deadline);
   }
+  // The service only needs a wake-up no later than the engine's next timer:
+  // a wake-up that comes early finds nothing due and reschedules (calling
+  // on_timer early is harmless). So only a timer that moved earlier costs a
+  // call into the service; during traffic, timers only move later.
   const auto t = engine_.next_timer();
-  OtpTimerService::instance().schedule(this, t ? *t : 0);
+  if (t && (scheduled_ == 0 || *t < scheduled_)) {
+    scheduled_ = *t;
+    OtpTimerService::instance().schedule(this, *t);
+  }
 }
 
 bool OtpConnection::collect_locked() {
@@ -166,8 +173,9 @@ int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
 
 void OtpConnection::on_timer_due() {
   std::lock_guard lock(mu_);
+  scheduled_ = 0;  // the service dropped us before calling
   const uint64_t now = clan::now_ns();
-  engine_.on_timer(now);
+  if (auto t = engine_.next_timer(); t && *t <= now) engine_.on_timer(now);
   flush_locked(clan::Deadline::after(std::chrono::milliseconds(10)));
 }
 

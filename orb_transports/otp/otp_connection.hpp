@@ -67,6 +67,7 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient {
   size_t ready_off_ = 0;                      // consumed of ready_.front()
   std::vector<std::byte> oneway_;             // a one-way request being gathered
   bool ended_ = false;
+  uint64_t scheduled_ = 0;  // wake-up asked of the timer service (0: none)
   std::vector<std::byte> rxbuf_;
 };
 
