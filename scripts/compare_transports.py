@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Compares omniORB GIOP transports in one run: null echo latency, request
-rate, ttcp throughput and idle server CPU.
+rate, ttcp throughput and idle server CPU; then giop:otp (omniTransport over
+the lossy datagram link) under 0, 0.1, 1 and 5 % loss in both directions:
+echo latency, completed calls, exactly-once duplicates/losses, one-ways
+delivered.
 
   compare_transports.py --build DIR --out RESULTS_DIR [--quick]
-                        [--transports tcp,unix,clan]
+                        [--transports tcp,unix,clan,otp]
 
 DIR is a CMake build tree with examples/ built (echo_server, echo_client,
 ttcp_server, ttcp_client, rate_client, zmq_echo). Every server is a real
@@ -16,7 +19,8 @@ samples and PNG plots (scripts/plot_comparison.py).
 A missed target is reported, never an error. The exit status is non-zero only
 if something failed to run (a server that did not start or shut down cleanly,
 a client that failed or timed out); a transport whose server fails to start is
-reported with the server's stderr and skipped. All child processes are killed
+reported with the server's stderr and skipped. Under loss, a call that fails
+or a one-way that is lost is a measured result, not a failure. All child processes are killed
 on exit, including on Ctrl-C and SIGTERM (each runs in its own process group).
 
 Method: shared/design/BENCHMARKS.md. A new transport joins by adding a line
@@ -29,6 +33,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import select
 import shutil
 import signal
@@ -44,10 +49,10 @@ TRANSPORTS = {
     "tcp": lambda tmp, tag: ["-ORBendPoint", "giop:tcp:127.0.0.1:0"],
     "unix": lambda tmp, tag: ["-ORBendPoint", f"giop:unix:{tmp}/{tag}.sock"],
     "clan": lambda tmp, tag: ["-ORBendPoint", "giop:clan::"],
-    # "otp": lambda tmp, tag: ["-ORBendPoint", "giop:otp::"],
+    "otp": lambda tmp, tag: ["-ORBendPoint", "giop:otp::"],
     # "via": lambda tmp, tag: ["-ORBendPoint", "giop:via::"],
 }
-DEFAULT_TRANSPORTS = "tcp,unix,clan"
+DEFAULT_TRANSPORTS = "tcp,unix,clan,otp"
 
 # Server threading modes.
 MODES = {
@@ -71,14 +76,43 @@ PROFILES = {
         rate_clients=[1, 2, 4, 8, 16], rate_rounds=2, rate_seconds=2.0, rate_warmup=0.5,
         ttcp_sizes=[64, 256, KiB, 4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, MiB], ttcp_total=10 * MiB,
         idle_seconds=1.0,
+        loss_echo_calls=3000, loss_echo_batches=3, loss_echo_warmup=100,
+        loss_ttcp_calls=500, loss_ttcp_size=4 * KiB, loss_oneway_calls=500,
     ),
     "quick": dict(
         echo_rounds=2, echo_calls=500, echo_warmup=100,
         rate_clients=[1, 4], rate_rounds=1, rate_seconds=0.5, rate_warmup=0.2,
         ttcp_sizes=[64, 4 * KiB, 64 * KiB, MiB], ttcp_total=2 * MiB,
         idle_seconds=1.0,
+        loss_echo_calls=500, loss_echo_batches=2, loss_echo_warmup=50,
+        loss_ttcp_calls=500, loss_ttcp_size=4 * KiB, loss_oneway_calls=500,
     ),
 }
+
+# omniTransport under loss (paper 002 sect. 4.2): datagrams each process drops,
+# per million, applied to the server AND the client (both directions lossy).
+# Seeds: every server -ORBotpSeed LOSS_SERVER_SEED, client k (k = 0, 1, ...)
+# LOSS_CLIENT_SEED + k, the same at every loss rate. RTO and window are the
+# transport's defaults, passed explicitly so that the target uses the RTO run.
+LOSS_PPMS = [0, 1000, 10000, 50000]
+LOSS_SERVER_SEED = 29
+LOSS_CLIENT_SEED = 11
+OTP_RTO_US = 2000
+OTP_WINDOW = 16
+# The one-way ttcp client polls received() for 30 s before it reports a
+# one-way shortfall (examples/ttcp_client.cpp): one-ways lost under loss cost
+# that wait (up to 3 x 30 s). They run one after another: in parallel (four
+# polling clients on two cores) otp connections failed with COMM_FAILURE.
+ONEWAY_SHORTFALL = r"server counted (\d+) bytes of (\d+) sent"
+
+
+def otp_loss_args(ppm, seed):
+    return ["-ORBotpLossPpm", str(ppm), "-ORBotpSeed", str(seed), "-ORBotpRtoUs", str(OTP_RTO_US),
+            "-ORBotpWindow", str(OTP_WINDOW)]
+
+
+def fmt_loss(ppm):
+    return f"{ppm / 10000:g} %"
 
 SERVER_START_TIMEOUT = 15.0
 SERVER_STOP_TIMEOUT = 10.0
@@ -189,11 +223,11 @@ def tail(path, lines=20):
 
 
 class Server:
-    def __init__(self, runner, prog, transport, mode, tag):
+    def __init__(self, runner, prog, transport, mode, tag, extra=()):
         self.runner = runner
         self.transport, self.mode, self.tag = transport, mode, tag
         self.err_path = os.path.join(runner.tmp, tag + ".err")
-        cmd = [runner.exe(prog)] + TRANSPORTS[transport](runner.tmp, tag) + MODES[mode][1]
+        cmd = [runner.exe(prog)] + TRANSPORTS[transport](runner.tmp, tag) + MODES[mode][1] + list(extra)
         self.cmd = cmd
         self.stderr = open(self.err_path, "w")
         self.proc = runner.children.popen(cmd, stdout=subprocess.PIPE, stderr=self.stderr,
@@ -295,8 +329,10 @@ class Runner:
         self.failures = []       # {"what", "transport", "detail"}
         self.failed_transports = {}  # transport -> first failure text
         self.seq = 0
-        self.results = dict(echo={}, echo_rounds=[], zmq=None, rate=[], ttcp=[], idle=[])
+        self.results = dict(echo={}, echo_rounds=[], zmq=None, rate=[], ttcp=[], idle=[], loss=[])
+        self.loss_notes = []  # lines for the loss section (calls that failed, as measured)
         self.samples = []  # (transport, mode, round, us)
+        self.loss_samples = []  # (loss_ppm, batch, us)
 
     def exe(self, prog):
         return os.path.join(self.build, "examples", prog)
@@ -509,6 +545,165 @@ class Runner:
                     except RunFailed as e:
                         self.fail("server shutdown (idle)", t, str(e))
 
+    # -- omniTransport under loss -----------------------------------------------
+    def run_raw(self, cmd, timeout, what, transport):
+        """Runs a client; (returncode, stdout, stderr), or None if it timed out (a failure)."""
+        p = self.children.popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+            self.children.forget(p)
+            self.fail(what, transport, f"timed out after {timeout:.0f} s: {' '.join(cmd[:1] + cmd[2:])}")
+            return None
+        self.children.forget(p)
+        return p.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+
+    @staticmethod
+    def last_json(text):
+        try:
+            return json.loads(text.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            return None
+
+    def run_loss(self):
+        """otp at LOSS_PPMS, thread-per-connection servers, both directions lossy:
+        null echo latency and completed calls (client batches alternated over
+        the loss rates), exactly-once ttcp (servant byte count -> duplicates /
+        lost calls) and one-way ttcp (delivered <= sent)."""
+        if "otp" not in self.transports or "otp" in self.failed_transports:
+            return
+        p = self.p
+        ppms = LOSS_PPMS
+        rows = {ppm: dict(loss_ppm=ppm, echo_calls_sent=0, echo_calls_completed=0, echo_batches_failed=0,
+                          echo=None, exactly_calls=None, exactly_counted_calls=None, duplicates=None,
+                          lost_calls=None, oneway_sent=None, oneway_delivered=None, oneway_failed=False) for ppm in ppms}
+        samples = {ppm: [] for ppm in ppms}
+
+        def start(prog, kind, ppm):
+            try:
+                return Server(self, prog, "otp", "tpc", self.tag(f"{kind}-loss{ppm}", "otp", "tpc"),
+                              extra=otp_loss_args(ppm, LOSS_SERVER_SEED))
+            except RunFailed as e:
+                self.fail(f"{prog} start (loss {fmt_loss(ppm)})", "otp", str(e))
+                return None
+
+        # Echo: batch k of every rate, then batch k+1 (rates alternated).
+        servers = {ppm: start("echo_server", "echo", ppm) for ppm in ppms}
+        try:
+            batches = p["loss_echo_batches"]
+            per = max(1, p["loss_echo_calls"] // batches)
+            for k in range(batches):
+                for ppm in ppms:
+                    srv = servers[ppm]
+                    if srv is None or not srv.alive():
+                        continue
+                    log(f"[loss] echo batch {k + 1}/{batches} otp loss {fmt_loss(ppm)}: {per} calls")
+                    sf = os.path.join(self.tmp, f"loss-samples-{ppm}-{k}.txt")
+                    rows[ppm]["echo_calls_sent"] += per
+                    res = self.run_raw([self.exe("echo_client"), srv.ior, "--calls", str(per),
+                                        "--warmup", str(p["loss_echo_warmup"]), "--samples", sf]
+                                       + otp_loss_args(ppm, LOSS_CLIENT_SEED + k), 120,
+                                       f"null echo under loss {fmt_loss(ppm)}", "otp")
+                    if res is None:
+                        rows[ppm]["echo_batches_failed"] += 1
+                        continue
+                    rc, out, err = res
+                    if rc != 0 or self.last_json(out) is None:
+                        # A call that failed under loss is a result, not a run failure.
+                        rows[ppm]["echo_batches_failed"] += 1
+                        self.loss_notes.append(f"loss {fmt_loss(ppm)}, echo batch {k + 1}: client exit status {rc}, "
+                                               f"its {per} calls counted as not completed: "
+                                               f"{err.strip()[-300:] or out.strip()[-300:]}")
+                        continue
+                    vals = [float(x) for x in open(sf).read().split()]
+                    samples[ppm] += vals
+                    self.loss_samples += [(ppm, k, v) for v in vals]
+                    rows[ppm]["echo_calls_completed"] += len(vals)
+        finally:
+            for ppm, srv in servers.items():
+                if srv is not None:
+                    try:
+                        srv.stop()
+                    except RunFailed as e:
+                        self.fail(f"server shutdown (loss {fmt_loss(ppm)})", "otp", str(e))
+        for ppm in ppms:
+            rows[ppm]["echo"] = summarize(samples[ppm])
+            rows[ppm]["calls_over_rto"] = sum(1 for v in samples[ppm] if v > OTP_RTO_US)
+            per_batch = {}
+            for q, k, v in self.loss_samples:
+                if q == ppm:
+                    per_batch.setdefault(k, []).append(v)
+            rows[ppm]["p50_per_batch_us"] = [summarize(v)["p50_us"] for _, v in sorted(per_batch.items())]
+
+        # ttcp: exactly-once per rate, then one-way per rate.
+        size, calls, ow_calls = p["loss_ttcp_size"], p["loss_ttcp_calls"], p["loss_oneway_calls"]
+        servers = {ppm: start("ttcp_server", "ttcp", ppm) for ppm in ppms}
+        try:
+            for ppm in ppms:
+                srv = servers[ppm]
+                if srv is None or not srv.alive():
+                    continue
+                log(f"[loss] exactly-once ttcp otp loss {fmt_loss(ppm)}: {calls} calls x {fmt_size(size)}")
+                res = self.run_raw([self.exe("ttcp_client"), srv.ior, "--mode", "exactly", "--size", str(size),
+                                    "--total", str(calls * size)] + otp_loss_args(ppm, LOSS_CLIENT_SEED + 100),
+                                   120, f"exactly-once ttcp under loss {fmt_loss(ppm)}", "otp")
+                if res is None:
+                    continue
+                rc, out, err = res
+                j = self.last_json(out) if rc == 0 else None
+                m = re.search(ONEWAY_SHORTFALL, err)
+                if j is not None:
+                    counted = j["bytes"]
+                elif m:
+                    counted = int(m.group(1))
+                else:
+                    self.loss_notes.append(f"loss {fmt_loss(ppm)}, exactly-once ttcp: client exit status {rc}, "
+                                           f"no servant count: {err.strip()[-300:]}")
+                    continue
+                r = rows[ppm]
+                r["exactly_calls"] = calls
+                r["exactly_counted_bytes"] = counted
+                r["exactly_counted_calls"] = counted / size
+                r["duplicates"] = max(0, counted // size - calls)
+                r["lost_calls"] = max(0, calls - counted // size)
+                if rc != 0:
+                    self.loss_notes.append(f"loss {fmt_loss(ppm)}, exactly-once ttcp: {err.strip()[-300:]}")
+
+            for ppm in ppms:
+                srv = servers[ppm]
+                if srv is None or not srv.alive():
+                    continue
+                log(f"[loss] one-way ttcp otp loss {fmt_loss(ppm)}: {ow_calls} x {fmt_size(size)}"
+                    f" (if one-ways were lost, the client polls received() for 30 s before it reports)")
+                res = self.run_raw([self.exe("ttcp_client"), srv.ior, "--mode", "oneway", "--size", str(size),
+                                    "--total", str(ow_calls * size)] + otp_loss_args(ppm, LOSS_CLIENT_SEED + 200),
+                                   120, f"one-way ttcp under loss {fmt_loss(ppm)}", "otp")
+                if res is None:
+                    continue
+                rc, out, err = res
+                j = self.last_json(out) if rc == 0 else None
+                m = re.search(ONEWAY_SHORTFALL, err)
+                rows[ppm]["oneway_sent"] = ow_calls
+                if j is not None:
+                    rows[ppm]["oneway_delivered"] = j["bytes"] / size
+                elif m:
+                    rows[ppm]["oneway_delivered"] = int(m.group(1)) / size
+                else:
+                    # The connection failing under loss is a result, not a run failure.
+                    rows[ppm]["oneway_failed"] = True
+                    self.loss_notes.append(f"loss {fmt_loss(ppm)}, one-way ttcp: client exit status {rc}, "
+                                           f"no servant count: {err.strip()[-300:]}")
+        finally:
+            for ppm, srv in servers.items():
+                if srv is not None:
+                    try:
+                        srv.stop()
+                    except RunFailed as e:
+                        self.fail(f"server shutdown (loss {fmt_loss(ppm)})", "otp", str(e))
+        self.results["loss"] = [rows[ppm] for ppm in ppms]
+
     # -- all ------------------------------------------------------------------
     def run(self):
         for t in self.transports:
@@ -528,6 +723,7 @@ class Runner:
             self.stop_servers(servers)
         self.run_ttcp()
         self.run_idle()
+        self.run_loss()
         self.meta["duration_s"] = round(time.monotonic() - t0, 1)
         self.targets = compute_targets(self)
         self.write_outputs()
@@ -558,7 +754,8 @@ def machine_meta(runner):
         date=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         cpu=cpu, cores=os.cpu_count(), kernel=platform.release(), pinned="no",
         spin_ns=spin, profile="quick" if runner.args.quick else "full",
-        transports=runner.transports,
+        transports=runner.transports, otp_rto_us=OTP_RTO_US, otp_window=OTP_WINDOW,
+        loss_ppms=LOSS_PPMS if "otp" in runner.transports else [],
         endpoints={t: " ".join(TRANSPORTS[t]("<tmpdir>", "<name>")) for t in runner.transports},
         params=runner.p)
 
@@ -612,7 +809,87 @@ def compute_targets(r):
     add("idle server < 2 % of a core (clan, both threading modes)", ["clan"], worst,
         f"{worst:.1f} % (worst of {', '.join(i['mode'] for i in idle)})" if worst is not None else "",
         worst is not None and worst < 2)
+
+    o, c = echo_p50("otp"), echo_p50("clan")
+    x = ratio(o, c)
+    add("null echo p50 otp (0 % loss) <= 1.15 x clan (thread per connection, same run)", ["otp", "clan"], x,
+        f"otp {fmt_num(o)} us / clan {fmt_num(c)} us = {x:.2f} (target <= 1.15)" if x else "", x is not None and x <= 1.15)
+    x = ratio(tc, o)
+    add("null echo p50 otp >= 5x faster than tcp (thread per connection)", ["otp", "tcp"], x,
+        f"tcp {fmt_num(tc)} us / otp {fmt_num(o)} us = {fmt_ratio(x)} (target >= 5x)" if x else "",
+        x is not None and x >= 5)
+
+    loss = {e["loss_ppm"]: e for e in r.results.get("loss", [])}
+    l0, l1 = loss.get(0), loss.get(10000)
+    rt = l0["echo"]["p50_us"] if l0 and l0.get("echo") else None
+    name = (f"at 1 % loss: 100 % of calls complete, 0 duplicates, p99 < RTO + 3 round trips "
+            f"(RTO {OTP_RTO_US} us; round trip: otp p50 at 0 % loss)")
+    if l1 is None or rt is None or l1.get("echo") is None or l1.get("duplicates") is None:
+        add(name, ["otp"], None, "", False)
+    else:
+        bound = OTP_RTO_US + 3 * rt
+        p99 = l1["echo"]["p99_us"]
+        done, sent = l1["echo_calls_completed"], l1["echo_calls_sent"]
+        ok = done == sent and l1["duplicates"] == 0 and l1["lost_calls"] == 0 and p99 < bound
+        add(name, ["otp"], p99,
+            f"{done}/{sent} echo calls ({100.0 * done / sent:.1f} %); exactly-once: {l1['duplicates']} duplicates, "
+            f"{l1['lost_calls']} lost of {l1['exactly_calls']}; p99 {fmt_num(p99)} us vs {OTP_RTO_US} + 3 x "
+            f"{fmt_num(rt)} = {fmt_num(bound)} us", ok)
     return out
+
+
+def loss_markdown(r):
+    p, o = r.p, []
+    o.append("## omniTransport under loss (giop:otp, paper 002 sect. 4.2)\n")
+    o.append(f"Both directions lossy: the server and every client drop that share of the datagrams they send "
+             f"(-ORBotpLossPpm; seeds: server {LOSS_SERVER_SEED}, client k {LOSS_CLIENT_SEED} + k, the same at "
+             f"every rate); RTO {OTP_RTO_US} us, window {OTP_WINDOW} credits; server: thread per connection, a "
+             f"fresh one per rate. Null echo: {p['loss_echo_calls']} calls in {p['loss_echo_batches']} client "
+             f"processes (each after {p['loss_echo_warmup']} warm-up calls), the rates alternated; a client whose "
+             f"call fails exits non-zero and its batch counts as not completed. Round trips in us.\n")
+    rows = []
+    for e in r.results["loss"]:
+        x = e.get("echo")
+        sent, done = e["echo_calls_sent"], e["echo_calls_completed"]
+        comp = f"{done}/{sent} ({100.0 * done / sent:.1f} %)" if sent else "-"
+        if x is None:
+            rows.append([fmt_loss(e["loss_ppm"]), comp] + ["-"] * 7)
+            continue
+        pr = e.get("p50_per_batch_us", [])
+        rows.append([fmt_loss(e["loss_ppm"]), comp, fmt_num(x["p50_us"]), fmt_num(x["p90_us"]), fmt_num(x["p99_us"]),
+                     fmt_num(x["max_us"]), fmt_num(x["mean_us"]), e.get("calls_over_rto", "-"),
+                     f"{min(pr):.1f} .. {max(pr):.1f}" if pr else "-"])
+    o.append(md_table(["loss", "calls completed", "p50", "p90", "p99", "max", "mean", f"calls > RTO",
+                       "p50 range over batches"], rows))
+    o.append("")
+    o.append(f"Delivery semantics: exactly-once ttcp, {p['loss_ttcp_calls']} calls x {fmt_size(p['loss_ttcp_size'])} "
+             f"(duplicates = servant bytes / size - calls sent, must be 0; lost = the shortfall, must be 0); one-way "
+             f"ttcp, {p['loss_oneway_calls']} x {fmt_size(p['loss_ttcp_size'])} (at most once: delivered, counted by "
+             f"the servant within 30 s of the last send, must be <= sent).\n")
+    rows = []
+    for e in r.results["loss"]:
+        if e.get("duplicates") is None:
+            ex = ["-", "-", "-", "-"]
+        else:
+            dup, lost, cc = e["duplicates"], e["lost_calls"], e["exactly_counted_calls"]
+            ex = [e["exactly_calls"], f"{cc:g}", f"{dup}" + ("" if dup == 0 else " (NOT 0)"),
+                  f"{lost}" + ("" if lost == 0 else " (NOT 0)")]
+        if e.get("oneway_sent") is None:
+            ow = ["-", "-", "-"]
+        elif e.get("oneway_delivered") is None:
+            ow = [e["oneway_sent"], "client failed (see notes)", "-"]
+        else:
+            s_, d_ = e["oneway_sent"], e["oneway_delivered"]
+            ow = [s_, f"{d_:g}", f"{100.0 * d_ / s_:.1f} %" + ("" if d_ <= s_ else " (MORE THAN SENT)")]
+        rows.append([fmt_loss(e["loss_ppm"])] + ex + ow)
+    o.append(md_table(["loss", "exactly-once sent", "servant counted", "duplicates", "lost", "one-ways sent",
+                       "delivered", "delivered / sent"], rows))
+    o.append("")
+    if r.loss_notes:
+        o.append("Notes:\n")
+        o.extend(f"- {n}" for n in r.loss_notes)
+        o.append("")
+    return o
 
 
 def md_table(header, rows):
@@ -630,6 +907,9 @@ def markdown(r):
     o.append(f"- machine: {m['cpu']}, {m['cores']} cores, kernel {m['kernel']}; pinned: {m['pinned']}")
     o.append(f"- spin budget: {spin}")
     o.append("- endpoints: " + "; ".join(f"{t} `{e}`" for t, e in m["endpoints"].items()))
+    if "otp" in m["transports"]:
+        o.append(f"- otp: window {OTP_WINDOW} credits, RTO {OTP_RTO_US} us (defaults); no loss except in the "
+                 f"\"under loss\" section")
     o.append("- transports alternated in rounds; ratios are to tcp in the same run")
     if r.failures:
         o.append(f"- **failures: {len(r.failures)}** (see the end)")
@@ -727,6 +1007,9 @@ def markdown(r):
                        "idle client % (stat)"], rows))
     o.append("")
 
+    if res.get("loss"):
+        o.extend(loss_markdown(r))
+
     o.append("## Targets\n")
     o.append(md_table(["target", "measured", "status"], [[x["target"], x["measured"], x["status"]]
                                                          for x in r.targets]))
@@ -750,7 +1033,7 @@ def write_outputs_impl(r):
     out, res = r.out, r.results
     with open(os.path.join(out, "comparison.json"), "w") as f:
         json.dump(dict(meta=r.meta, failures=r.failures, failed_transports=r.failed_transports,
-                       targets=r.targets, **res), f, indent=1)
+                       targets=r.targets, loss_notes=r.loss_notes, **res), f, indent=1)
     hdr = ["transport", "mode", "count", "p50_us", "p90_us", "p99_us", "max_us", "mean_us", "p50_vs_tcp"]
     rows = []
     for key, e in res["echo"].items():
@@ -774,6 +1057,17 @@ def write_outputs_impl(r):
               ["transport", "mode", "seconds", "server_pct", "server_pct_schedstat", "client_pct"],
               [[e["transport"], e["mode"], round(e["seconds"], 3), e["server_pct"], e["server_pct_schedstat"],
                 e["client_pct"]] for e in res["idle"]])
+    if res.get("loss"):
+        write_csv(os.path.join(out, "loss.csv"),
+                  ["loss_ppm", "echo_calls_sent", "echo_calls_completed", "p50_us", "p90_us", "p99_us", "max_us",
+                   "mean_us", "calls_over_rto", "exactly_calls", "exactly_counted_calls", "duplicates", "lost_calls", "oneway_sent",
+                   "oneway_delivered"],
+                  [[e["loss_ppm"], e["echo_calls_sent"], e["echo_calls_completed"]]
+                   + ([e["echo"][k] for k in ("p50_us", "p90_us", "p99_us", "max_us")] + [round(e["echo"]["mean_us"], 3)]
+                      if e.get("echo") else [None] * 5)
+                   + [e.get("calls_over_rto"), e["exactly_calls"], e["exactly_counted_calls"], e["duplicates"], e["lost_calls"],
+                      e["oneway_sent"], e["oneway_delivered"]] for e in res["loss"]])
+        write_csv(os.path.join(out, "loss_samples.csv"), ["loss_ppm", "batch", "us"], r.loss_samples)
     write_csv(os.path.join(out, "targets.csv"), ["target", "measured", "status"],
               [[x["target"], x["measured"], x["status"]] for x in r.targets])
     md = markdown(r)
@@ -817,7 +1111,7 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", required=True, help="CMake build directory (examples/ built)")
     ap.add_argument("--out", required=True, help="results directory")
-    ap.add_argument("--quick", action="store_true", help="a short run (well under 2 minutes)")
+    ap.add_argument("--quick", action="store_true", help="a short run (about 2 minutes)")
     ap.add_argument("--transports", default=DEFAULT_TRANSPORTS,
                     help=f"comma-separated, from: {', '.join(TRANSPORTS)} (default {DEFAULT_TRANSPORTS})")
     args = ap.parse_args()

@@ -5,8 +5,10 @@
 
 reads RESULTS_DIR/comparison.json and echo_samples.csv and writes
 echo_cdf.png (null echo latency CDF per transport, one panel per server
-threading mode), ttcp.png (MB/s vs message size, one panel per mode) and
-rate.png (requests/s vs clients). Needs matplotlib (python3-matplotlib).
+threading mode), ttcp.png (MB/s vs message size, one panel per mode),
+rate.png (requests/s vs clients) and, when giop:otp ran under loss, loss.png
+(echo p50/p90/p99/max vs loss rate, and the latency CDF per loss rate, from
+loss_samples.csv). Needs matplotlib (python3-matplotlib).
 """
 
 import csv
@@ -104,6 +106,50 @@ def plot_all(out):
         fig.suptitle(subtitle, fontsize=8)
         fig.tight_layout()
         p = os.path.join(out, "rate.png")
+        fig.savefig(p, dpi=110)
+        plt.close(fig)
+        written.append(p)
+
+    # giop:otp under loss: percentiles vs loss rate, and the CDF per rate.
+    loss = [e for e in data.get("loss", []) if e.get("echo")]
+    if loss:
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
+        xs = list(range(len(loss)))
+        labels = [f"{e['loss_ppm'] / 10000:g} %" for e in loss]
+        for key, marker in (("p50_us", "o"), ("p90_us", "s"), ("p99_us", "^"), ("max_us", "x")):
+            ax.plot(xs, [e["echo"][key] for e in loss], marker=marker, label=key.replace("_us", ""))
+        rto = meta.get("otp_rto_us")
+        if rto:
+            ax.axhline(rto, color="grey", linestyle=":", label=f"RTO {rto} us")
+        ax.set_xticks(xs)
+        ax.set_xticklabels(labels)
+        ax.set_yscale("log")
+        ax.set_xlabel("datagram loss, each direction")
+        ax.set_ylabel("null echo round trip (us, log scale)")
+        ax.set_title("giop:otp null echo under loss (thread per connection)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        lsamples = {}
+        path = os.path.join(out, "loss_samples.csv")
+        if os.path.exists(path):
+            with open(path) as f:
+                for row in csv.DictReader(f):
+                    lsamples.setdefault(int(row["loss_ppm"]), []).append(float(row["us"]))
+        for ppm, vals in sorted(lsamples.items()):
+            vals = sorted(vals)
+            n = len(vals)
+            ax2.plot(vals, [(i + 1) / n for i in range(n)], label=f"{ppm / 10000:g} % loss")
+        if rto:
+            ax2.axvline(rto, color="grey", linestyle=":", label=f"RTO {rto} us")
+        ax2.set_xscale("log")
+        ax2.set_xlabel("round trip (us, log scale)")
+        ax2.set_ylabel("fraction of calls <= x")
+        ax2.set_title("latency distribution per loss rate")
+        ax2.grid(True, which="both", alpha=0.3)
+        ax2.legend(fontsize=8)
+        fig.suptitle(subtitle, fontsize=8)
+        fig.tight_layout()
+        p = os.path.join(out, "loss.png")
         fig.savefig(p, dpi=110)
         plt.close(fig)
         written.append(p)
