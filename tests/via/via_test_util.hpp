@@ -1,0 +1,120 @@
+// Helpers for the VIPL tests: a runtime directory per test, a NIC with a
+// ptag and registered CLAN memory, addresses, and an in-process VI pair.
+#pragma once
+
+#include <stdlib.h>
+
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "via/vipl.h"
+
+namespace via_test {
+
+// Every test gets its own OOB runtime directory (inherited by forked children).
+struct RuntimeDir {
+  std::string path;
+  RuntimeDir() {
+    char tmpl[] = "/tmp/clan-via-XXXXXX";
+    path = mkdtemp(tmpl);
+    setenv("CLAN_RUNTIME_DIR", path.c_str(), 1);
+  }
+  ~RuntimeDir() { std::filesystem::remove_all(path); }
+};
+
+struct Address {
+  alignas(8) unsigned char bytes[VIP_CLAN_NET_ADDRESS_BYTES] = {};
+  VIP_NET_ADDRESS* get() { return reinterpret_cast<VIP_NET_ADDRESS*>(bytes); }
+  Address(const std::string& host, const std::string& disc) {
+    get()->HostAddressLen = static_cast<VIP_UINT16>(host.size());
+    get()->DiscriminatorLen = static_cast<VIP_UINT16>(disc.size());
+    std::memcpy(get()->HostAddress, host.data(), host.size());
+    std::memcpy(get()->HostAddress + host.size(), disc.data(), disc.size());
+  }
+};
+
+inline VIP_VI_ATTRIBUTES vi_attributes(VIP_PROTECTION_HANDLE ptag,
+                                       VIP_RELIABILITY_LEVEL level = VIP_SERVICE_RELIABLE_DELIVERY) {
+  VIP_VI_ATTRIBUTES a{};
+  a.ReliabilityLevel = level;
+  a.MaxTransferSize = 64 * 1024;
+  a.Ptag = ptag;
+  return a;
+}
+
+// A NIC, a ptag, and one block of CLAN memory registered under it: descriptors
+// from the front, buffers after.
+struct Node {
+  VIP_NIC_HANDLE nic = nullptr;
+  VIP_PROTECTION_HANDLE ptag = nullptr;
+  unsigned char* mem = nullptr;
+  VIP_MEM_HANDLE mh = 0;
+  static constexpr size_t kBytes = 1 << 20;
+  static constexpr size_t kDescriptors = 64;
+  static constexpr size_t kBuffer = 8192;
+
+  bool open(const char* name) {
+    if (VipOpenNic(name, &nic) != VIP_SUCCESS) return false;
+    if (VipCreatePtag(nic, &ptag) != VIP_SUCCESS) return false;
+    void* p = nullptr;
+    if (VipClanAllocMem(nic, kBytes, &p) != VIP_SUCCESS) return false;
+    mem = static_cast<unsigned char*>(p);
+    VIP_MEM_ATTRIBUTES ma{ptag, VIP_FALSE, VIP_FALSE};
+    return VipRegisterMem(nic, mem, kBytes, &ma, &mh) == VIP_SUCCESS;
+  }
+  void close() {
+    if (nic) VipCloseNic(nic);
+    nic = nullptr;
+  }
+  ~Node() { close(); }
+  VIP_DESCRIPTOR* desc(size_t i) {
+    return reinterpret_cast<VIP_DESCRIPTOR*>(mem + i * 64);
+  }
+  unsigned char* buffer(size_t i) { return mem + kDescriptors * 64 + i * kBuffer; }
+  // A one-segment descriptor over buffer(i) (len bytes).
+  VIP_DESCRIPTOR* make(size_t i, uint32_t len, uint32_t control = 0, uint32_t imm = 0) {
+    VIP_DESCRIPTOR* d = desc(i);
+    std::memset(d, 0, sizeof *d);
+    d->CS.SegCount = 1;
+    d->CS.Control = static_cast<VIP_UINT16>(control);
+    d->CS.ImmediateData = imm;
+    d->CS.Length = len;
+    d->DS[0].Local.Data.Address = buffer(i);
+    d->DS[0].Local.Handle = mh;
+    d->DS[0].Local.Length = len;
+    return d;
+  }
+};
+
+// Connects client VI -> server VI, both in this process. The server's
+// listener is created first (a zero-timeout wait), so no request is refused.
+inline bool connect_pair(Node& server, VIP_VI_HANDLE svi, VIP_VI_HANDLE cvi,
+                         const std::string& server_name, const std::string& disc = "d0") {
+  Address local(server_name, disc);
+  Address remote_out("", "");
+  VIP_VI_ATTRIBUTES rattrs{};
+  VIP_CONN_HANDLE conn = nullptr;
+  if (VipConnectWait(server.nic, local.get(), 0, remote_out.get(), &rattrs, &conn) != VIP_TIMEOUT) {
+    return false;
+  }
+  VIP_RETURN accept = VIP_ERROR_RESOURCE;
+  std::thread t([&] {
+    Address out("", "");
+    VIP_VI_ATTRIBUTES ra{};
+    VIP_CONN_HANDLE c = nullptr;
+    if (VipConnectWait(server.nic, local.get(), 10000, out.get(), &ra, &c) == VIP_SUCCESS) {
+      accept = VipConnectAccept(c, svi);
+    }
+  });
+  Address client_local("", "c");
+  Address remote(server_name, disc);
+  VIP_VI_ATTRIBUTES ra{};
+  VIP_RETURN r = VipConnectRequest(cvi, client_local.get(), remote.get(), 10000, &ra);
+  t.join();
+  return r == VIP_SUCCESS && accept == VIP_SUCCESS;
+}
+
+}  // namespace via_test

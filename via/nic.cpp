@@ -1,0 +1,438 @@
+// NIC, protection tags, memory registration, completion queues, name service.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <unordered_map>
+
+#include "via/internal.hpp"
+
+namespace via {
+
+namespace {
+std::mutex g_handles_mu;
+std::unordered_map<const void*, Kind>& handles() {
+  static std::unordered_map<const void*, Kind> h;
+  return h;
+}
+}  // namespace
+
+void register_handle(const void* h, Kind k) {
+  std::lock_guard lock(g_handles_mu);
+  handles()[h] = k;
+}
+void unregister_handle(const void* h) {
+  std::lock_guard lock(g_handles_mu);
+  handles().erase(h);
+}
+bool is_handle(const void* h, Kind k) {
+  if (h == nullptr) return false;
+  std::lock_guard lock(g_handles_mu);
+  auto it = handles().find(h);
+  return it != handles().end() && it->second == k;
+}
+
+clan::Deadline deadline_ms(VIP_ULONG ms) {
+  if (ms == VIP_INFINITE) return clan::Deadline::never();
+  return clan::Deadline::after(std::chrono::milliseconds(ms));
+}
+
+const MemReg* NicImpl::find_mem(VIP_MEM_HANDLE h, const void* p, size_t len) const {
+  auto it = mems.find(h);
+  if (it == mems.end()) return nullptr;
+  const MemReg& m = it->second;
+  auto a = reinterpret_cast<uintptr_t>(p);
+  if (a < m.addr || len > m.len || a - m.addr > m.len - len) return nullptr;
+  return &m;
+}
+
+void NicImpl::hold(MemRegion* r) {
+  std::lock_guard lock(mu);
+  ++r->outstanding;
+}
+
+void NicImpl::release(MemRegion* r) {
+  std::lock_guard lock(mu);
+  if (r->outstanding > 0 && --r->outstanding == 0 && revoke_on_completion) {
+    r->region.reissue();  // sect. 3.8: the old cookie stops working now
+    revocations.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+Vi* NicImpl::find_vi(uint64_t id) {
+  std::lock_guard lock(mu);
+  auto it = vis.find(id);
+  return it == vis.end() ? nullptr : it->second;
+}
+
+void Cq::push(Vi* vi, bool recv) {
+  {
+    std::lock_guard lock(mu);
+    entries.emplace_back(vi, recv);
+  }
+  eq.notify(kick);
+}
+
+}  // namespace via
+
+using namespace via;
+
+namespace {
+NicImpl* nic_of(VIP_NIC_HANDLE h) {
+  return is_handle(h, Kind::kNic) ? static_cast<NicImpl*>(h) : nullptr;
+}
+Cq* cq_of(VIP_CQ_HANDLE h) { return is_handle(h, Kind::kCq) ? static_cast<Cq*>(h) : nullptr; }
+}  // namespace
+
+extern "C" {
+
+VIP_RETURN VipOpenNic(const VIP_CHAR* DeviceName, VIP_NIC_HANDLE* NicHandle) {
+  if (!NicHandle) return VIP_INVALID_PARAMETER;
+  std::string name = DeviceName ? DeviceName : "via-" + std::to_string(getpid());
+  clan::NicConfig nc;
+  nc.name = name;
+  auto nic = clan::Nic::open(nc);
+  if (!nic) return VIP_ERROR_RESOURCE;
+  clan::OobConfig oc;
+  oc.node = name;
+  auto oob = clan::OobManager::start(oc);
+  if (!oob) {
+    return oob.error() == clan::Errc::kInvalidArgument ? VIP_INVALID_PARAMETER
+                                                       : VIP_ERROR_RESOURCE;
+  }
+  auto* n = new NicImpl();
+  n->nic = std::move(nic.value());
+  n->oob = std::move(oob.value());
+  n->name = name;
+  register_handle(n, Kind::kNic);
+  *NicHandle = n;
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipCloseNic(VIP_NIC_HANDLE NicHandle) {
+  NicImpl* n = nic_of(NicHandle);
+  if (!n) return VIP_INVALID_PARAMETER;
+  unregister_handle(n);
+  // Whatever the application left open goes with the NIC.
+  std::vector<Vi*> vis;
+  {
+    std::lock_guard lock(n->mu);
+    for (auto& [id, vi] : n->vis) vis.push_back(vi);
+  }
+  for (Vi* vi : vis) {
+    {
+      std::lock_guard lock(vi->mu);
+      vi->teardown();
+    }
+    unregister_handle(vi);
+    delete vi;
+  }
+  for (Cq* cq : n->cqs) {
+    unregister_handle(cq);
+    delete cq;
+  }
+  for (Ptag* p : n->ptags) {
+    unregister_handle(p);
+    delete p;
+  }
+  n->listeners.clear();
+  delete n;
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipQueryNic(VIP_NIC_HANDLE NicHandle, VIP_NIC_ATTRIBUTES* a) {
+  NicImpl* n = nic_of(NicHandle);
+  if (!n || !a) return VIP_INVALID_PARAMETER;
+  std::memset(a, 0, sizeof *a);
+  std::snprintf(a->Name, sizeof a->Name, "%s", n->name.c_str());
+  a->HardwareVersion = 3;  // the MkIII CLAN NIC of paper 001
+  a->ProviderVersion = 1;
+  a->NicAddressLen = static_cast<VIP_UINT16>(n->name.size());
+  a->LocalNicAddress = reinterpret_cast<const VIP_UINT8*>(n->name.c_str());
+  a->ThreadSafe = VIP_TRUE;
+  a->MaxDiscriminatorLen = VIP_CLAN_MAX_DISCRIMINATOR;
+  a->MaxRegisterBytes = 1ul << 40;
+  a->MaxRegisterRegions = n->nic->config().max_regions;
+  a->MaxRegisterBlockBytes = 1ul << 40;
+  a->MaxVI = n->nic->config().max_regions / 8;
+  a->MaxDescriptorsPerQueue = kMaxDescriptorsPerQueue;
+  a->MaxSegmentsPerDesc = kMaxSegments;
+  a->MaxCQ = n->nic->config().max_event_queues;
+  a->MaxCQEntries = kMaxCqEntries;
+  a->MaxTransferSize = kMaxTransfer;
+  a->NativeMTU = kMaxTransfer;
+  a->MaxPtags = 1024;
+  a->ReliabilityLevelSupport =
+      VIP_SERVICE_UNRELIABLE | VIP_SERVICE_RELIABLE_DELIVERY | VIP_SERVICE_RELIABLE_RECEPTION;
+  a->RDMAReadSupport = 0;
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipCreatePtag(VIP_NIC_HANDLE NicHandle, VIP_PROTECTION_HANDLE* ProtectionTag) {
+  NicImpl* n = nic_of(NicHandle);
+  if (!n || !ProtectionTag) return VIP_INVALID_PARAMETER;
+  auto* p = new Ptag{n};
+  {
+    std::lock_guard lock(n->mu);
+    if (n->ptags.size() >= 1024) {
+      delete p;
+      return VIP_ERROR_RESOURCE;
+    }
+    n->ptags.insert(p);
+  }
+  register_handle(p, Kind::kPtag);
+  *ProtectionTag = p;
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipDestroyPtag(VIP_NIC_HANDLE NicHandle, VIP_PROTECTION_HANDLE ProtectionTag) {
+  NicImpl* n = nic_of(NicHandle);
+  if (!n) return VIP_INVALID_PARAMETER;
+  std::lock_guard lock(n->mu);
+  auto* p = static_cast<Ptag*>(ProtectionTag);
+  if (!is_handle(p, Kind::kPtag) || p->nic != n) return VIP_INVALID_PTAG;
+  for (auto& [h, m] : n->mems) {
+    if (m.ptag == p) return VIP_INVALID_STATE;
+  }
+  for (auto& [id, vi] : n->vis) {
+    if (vi->attrs.Ptag == p) return VIP_INVALID_STATE;
+  }
+  n->ptags.erase(p);
+  unregister_handle(p);
+  delete p;
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipClanAllocMem(VIP_NIC_HANDLE NicHandle, VIP_ULONG Length, VIP_PVOID* VirtualAddress) {
+  NicImpl* n = nic_of(NicHandle);
+  if (!n || !VirtualAddress || Length == 0) return VIP_INVALID_PARAMETER;
+  auto r = n->nic->export_region(Length);
+  if (!r) return r.error() == clan::Errc::kInvalidArgument ? VIP_INVALID_PARAMETER
+                                                           : VIP_ERROR_RESOURCE;
+  auto m = std::make_unique<MemRegion>();
+  m->region = std::move(r.value());
+  void* base = m->region.data();
+  std::lock_guard lock(n->mu);
+  n->regions[reinterpret_cast<uintptr_t>(base)] = std::move(m);
+  *VirtualAddress = base;
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipClanFreeMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress) {
+  NicImpl* n = nic_of(NicHandle);
+  if (!n) return VIP_INVALID_PARAMETER;
+  std::lock_guard lock(n->mu);
+  auto it = n->regions.find(reinterpret_cast<uintptr_t>(VirtualAddress));
+  if (it == n->regions.end()) return VIP_INVALID_PARAMETER;
+  if (it->second->outstanding > 0) return VIP_INVALID_STATE;
+  for (auto& [h, m] : n->mems) {
+    if (m.region == it->second.get()) return VIP_INVALID_STATE;  // still registered
+  }
+  n->regions.erase(it);
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipRegisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_ULONG Length,
+                          VIP_MEM_ATTRIBUTES* MemAttributes, VIP_MEM_HANDLE* MemHandle) {
+  NicImpl* n = nic_of(NicHandle);
+  if (!n || !VirtualAddress || Length == 0 || !MemAttributes || !MemHandle) {
+    return VIP_INVALID_PARAMETER;
+  }
+  auto* p = static_cast<Ptag*>(MemAttributes->Ptag);
+  if (!is_handle(p, Kind::kPtag) || p->nic != n) return VIP_INVALID_PTAG;
+  auto a = reinterpret_cast<uintptr_t>(VirtualAddress);
+  if (a + Length < a) return VIP_INVALID_PARAMETER;
+  std::lock_guard lock(n->mu);
+  // Inside one VipClanAllocMem block: peers may write it (receive buffers).
+  MemRegion* region = nullptr;
+  auto it = n->regions.upper_bound(a);
+  if (it != n->regions.begin()) {
+    --it;
+    if (a + Length <= it->first + it->second->region.size()) region = it->second.get();
+  }
+  if (n->mems.size() >= n->nic->config().max_regions * 16u) return VIP_ERROR_RESOURCE;
+  VIP_MEM_HANDLE h = n->next_mem++;
+  if (n->next_mem == 0) n->next_mem = 1;
+  n->mems[h] = MemReg{a, Length, p, region, *MemAttributes};
+  *MemHandle = h;
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipDeregisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress,
+                            VIP_MEM_HANDLE MemHandle) {
+  NicImpl* n = nic_of(NicHandle);
+  if (!n) return VIP_INVALID_PARAMETER;
+  std::lock_guard lock(n->mu);
+  auto it = n->mems.find(MemHandle);
+  if (it == n->mems.end() || it->second.addr != reinterpret_cast<uintptr_t>(VirtualAddress)) {
+    return VIP_INVALID_PARAMETER;
+  }
+  n->mems.erase(it);
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipQueryMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_MEM_HANDLE MemHandle,
+                       VIP_MEM_ATTRIBUTES* MemAttributes) {
+  NicImpl* n = nic_of(NicHandle);
+  if (!n || !MemAttributes) return VIP_INVALID_PARAMETER;
+  std::lock_guard lock(n->mu);
+  auto it = n->mems.find(MemHandle);
+  if (it == n->mems.end() || it->second.addr != reinterpret_cast<uintptr_t>(VirtualAddress)) {
+    return VIP_INVALID_PARAMETER;
+  }
+  *MemAttributes = it->second.attrs;
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipCreateCQ(VIP_NIC_HANDLE NicHandle, VIP_ULONG EntryCount, VIP_CQ_HANDLE* CQHandle) {
+  NicImpl* n = nic_of(NicHandle);
+  if (!n || !CQHandle || EntryCount == 0 || EntryCount > kMaxCqEntries) {
+    return VIP_INVALID_PARAMETER;
+  }
+  auto eq = n->nic->create_event_queue();
+  if (!eq) return VIP_ERROR_RESOURCE;
+  auto* cq = new Cq();
+  cq->nic = n;
+  cq->eq = std::move(eq.value());
+  cq->capacity = EntryCount;
+  auto kick = cq->eq.add_source(0);
+  if (!kick) {
+    delete cq;
+    return VIP_ERROR_RESOURCE;
+  }
+  cq->kick = *kick;
+  {
+    std::lock_guard lock(n->mu);
+    n->cqs.insert(cq);
+  }
+  register_handle(cq, Kind::kCq);
+  *CQHandle = cq;
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipDestroyCQ(VIP_CQ_HANDLE CQHandle) {
+  Cq* cq = cq_of(CQHandle);
+  if (!cq) return VIP_INVALID_PARAMETER;
+  NicImpl* n = cq->nic;
+  {
+    std::lock_guard lock(n->mu);
+    if (cq->vis > 0) return VIP_INVALID_STATE;
+    n->cqs.erase(cq);
+  }
+  unregister_handle(cq);
+  delete cq;
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipResizeCQ(VIP_CQ_HANDLE CQHandle, VIP_ULONG EntryCount) {
+  Cq* cq = cq_of(CQHandle);
+  if (!cq || EntryCount == 0 || EntryCount > kMaxCqEntries) return VIP_INVALID_PARAMETER;
+  std::lock_guard lock(cq->mu);
+  if (EntryCount < cq->entries.size()) return VIP_INVALID_PARAMETER;
+  cq->capacity = EntryCount;
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipCQDone(VIP_CQ_HANDLE CQHandle, VIP_VI_HANDLE* ViHandle, VIP_BOOLEAN* RecvQueue) {
+  Cq* cq = cq_of(CQHandle);
+  if (!cq || !ViHandle || !RecvQueue) return VIP_INVALID_PARAMETER;
+  // Completions are found by progressing the VIs the events name.
+  while (auto ev = cq->eq.poll()) {
+    if (ev->source == cq->kick) continue;
+    if (Vi* vi = cq->nic->find_vi(ev->user)) {
+      std::lock_guard lock(vi->mu);
+      vi->progress();
+    }
+  }
+  std::lock_guard lock(cq->mu);
+  if (cq->entries.empty()) return VIP_NOT_DONE;
+  *ViHandle = cq->entries.front().first;
+  *RecvQueue = cq->entries.front().second ? VIP_TRUE : VIP_FALSE;
+  cq->entries.pop_front();
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipCQWait(VIP_CQ_HANDLE CQHandle, VIP_ULONG Timeout, VIP_VI_HANDLE* ViHandle,
+                     VIP_BOOLEAN* RecvQueue) {
+  Cq* cq = cq_of(CQHandle);
+  if (!cq || !ViHandle || !RecvQueue) return VIP_INVALID_PARAMETER;
+  const clan::Deadline deadline = deadline_ms(Timeout);
+  for (;;) {
+    if (VipCQDone(CQHandle, ViHandle, RecvQueue) == VIP_SUCCESS) return VIP_SUCCESS;
+    auto ev = cq->eq.wait(deadline);
+    if (!ev) return VIP_TIMEOUT;
+    if (ev->source == cq->kick) continue;
+    if (Vi* vi = cq->nic->find_vi(ev->user)) {
+      std::lock_guard lock(vi->mu);
+      vi->progress();
+    }
+  }
+}
+
+VIP_RETURN VipNSInit(VIP_NIC_HANDLE NicHandle, VIP_PVOID) {
+  NicImpl* n = nic_of(NicHandle);
+  if (!n) return VIP_INVALID_PARAMETER;
+  std::lock_guard lock(n->mu);
+  n->ns_ready = true;
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipNSShutdown(VIP_NIC_HANDLE NicHandle) {
+  NicImpl* n = nic_of(NicHandle);
+  if (!n) return VIP_INVALID_PARAMETER;
+  std::lock_guard lock(n->mu);
+  if (!n->ns_ready) return VIP_ERROR_NAMESERVICE;
+  n->ns_ready = false;
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipNSGetHostByName(VIP_NIC_HANDLE NicHandle, VIP_CHAR* Name, VIP_NET_ADDRESS* Address,
+                              VIP_ULONG NameIndex) {
+  NicImpl* n = nic_of(NicHandle);
+  if (!n || !Name || !Address) return VIP_INVALID_PARAMETER;
+  {
+    std::lock_guard lock(n->mu);
+    if (!n->ns_ready) return VIP_ERROR_NAMESERVICE;
+  }
+  // Host names are OOB node names: one address each, the name itself.
+  size_t len = std::strlen(Name);
+  if (NameIndex != 0 || len == 0 || len > VIP_CLAN_MAX_HOST_ADDRESS) return VIP_ERROR_NAMESERVICE;
+  for (size_t i = 0; i < len; ++i) {
+    char c = Name[i];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-';
+    if (!ok) return VIP_ERROR_NAMESERVICE;
+  }
+  Address->HostAddressLen = static_cast<VIP_UINT16>(len);
+  Address->DiscriminatorLen = 0;
+  std::memcpy(Address->HostAddress, Name, len);
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipClanSetNicAttributes(VIP_NIC_HANDLE NicHandle, const VIP_CLAN_NIC_ATTRIBUTES* a) {
+  NicImpl* n = nic_of(NicHandle);
+  if (!n || !a || a->MappingCacheEntries == 0 || a->MappingCacheEntries > 4096) {
+    return VIP_INVALID_PARAMETER;
+  }
+  {
+    std::lock_guard lock(n->mu);
+    n->revoke_on_completion = a->RevokeOnCompletion != VIP_FALSE;
+  }
+  n->cache.set_capacity(a->MappingCacheEntries);
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipClanQueryNicStats(VIP_NIC_HANDLE NicHandle, VIP_CLAN_NIC_STATS* s) {
+  NicImpl* n = nic_of(NicHandle);
+  if (!n || !s) return VIP_INVALID_PARAMETER;
+  s->MappingHits = n->cache.hits();
+  s->MappingMisses = n->cache.misses();
+  s->MappingEvictions = n->cache.evictions();
+  s->PioSends = n->pio_sends.load();
+  s->DmaSends = n->dma_sends.load();
+  s->DroppedSends = n->dropped_sends.load();
+  s->Revocations = n->revocations.load();
+  return VIP_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,102 @@
+#include "via/transfer_queue.hpp"
+
+#include <atomic>
+#include <cstring>
+
+#include "clan_emul/nic.hpp"
+
+namespace via {
+
+using clan::Errc;
+using namespace wire;
+
+namespace {
+uint64_t load_word(const std::byte* p) {
+  return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(const_cast<std::byte*>(p)))
+      .load(std::memory_order_acquire);
+}
+}  // namespace
+
+clan::Result<std::unique_ptr<TransferSender>> TransferSender::create(clan::Nic& nic) {
+  auto r = nic.export_region(64);
+  if (!r) return r.error();
+  auto s = std::make_unique<TransferSender>();
+  s->region_ = std::move(r.value());
+  return s;
+}
+
+Errc TransferSender::attach(clan::Nic& nic, const clan::RdmaCookie& ring, uint32_t slots) {
+  if (slots == 0 || slots > (1u << 20) || ring.length < tq_region_bytes(slots)) {
+    return Errc::kCorrupt;
+  }
+  auto ap = nic.import(ring);
+  if (!ap) return ap.error();
+  ring_ = std::move(ap.value());
+  slots_ = slots;
+  return Errc::kOk;
+}
+
+Errc TransferSender::space() const {
+  const uint64_t read = load_word(region_.data() + kTqRead);
+  if (read > write_i_) return Errc::kCorrupt;
+  return write_i_ - read < slots_ ? Errc::kOk : Errc::kWouldBlock;
+}
+
+Errc TransferSender::put(Record r) {
+  r.position = write_i_;
+  r.check = record_check(r);
+  Errc e = ring_.write(kTqRing + (write_i_ % slots_) * sizeof(Record), &r, sizeof r);
+  if (e == Errc::kOk) ++write_i_;
+  return e;
+}
+
+Errc TransferSender::publish_pio() { return ring_.write_word(kTqWrite, write_i_); }
+
+clan::Result<uint64_t> TransferSender::publish_dma(clan::DmaStream& dma) {
+  return dma.write_word(ring_, kTqWrite, write_i_);
+}
+
+clan::Result<std::unique_ptr<TransferReceiver>> TransferReceiver::create(clan::Nic& nic,
+                                                                         uint32_t slots) {
+  auto r = nic.export_region(tq_region_bytes(slots));
+  if (!r) return r.error();
+  auto q = std::make_unique<TransferReceiver>();
+  q->region_ = std::move(r.value());
+  q->slots_ = slots;
+  auto tw = nic.arm_tripwire(q->region_, kTqWrite);
+  if (!tw) return tw.error();
+  q->tripwire_ = std::move(tw.value());
+  return q;
+}
+
+Errc TransferReceiver::attach(clan::Nic& nic, const clan::RdmaCookie& read_pointer) {
+  if (read_pointer.length < 8) return Errc::kCorrupt;
+  auto ap = nic.import(read_pointer);
+  if (!ap) return ap.error();
+  read_pointer_ = std::move(ap.value());
+  return Errc::kOk;
+}
+
+uint64_t TransferReceiver::published() const { return load_word(region_.data() + kTqWrite); }
+
+clan::Result<std::optional<Record>> TransferReceiver::peek() const {
+  const uint64_t w = published();  // read once, then checked
+  const uint64_t read = read_i_.load(std::memory_order_relaxed);
+  if (w == read) return std::optional<Record>();
+  if (w < read || w - read > slots_) return Errc::kCorrupt;
+  std::atomic_thread_fence(std::memory_order_acquire);
+  Record r;
+  std::memcpy(&r, region_.data() + kTqRing + (read % slots_) * sizeof(Record), sizeof r);
+  if (r.position != read || r.check != record_check(r) || (r.flags & ~kKnownFlags) != 0) {
+    return Errc::kCorrupt;
+  }
+  return std::optional<Record>(r);
+}
+
+void TransferReceiver::consume() {
+  const uint64_t read = read_i_.load(std::memory_order_relaxed) + 1;
+  read_i_.store(read, std::memory_order_relaxed);
+  read_pointer_.write_word(kTqRead, read);  // a dead peer's region: the error is moot
+}
+
+}  // namespace via

@@ -1,0 +1,66 @@
+// The transfer queue (paper 001 sect. 3.3.1): per-message metadata from the
+// sending VI to the receiving one: length, immediate data, errors. Records
+// are written by PIO; the write pointer is published by PIO or, after DMA
+// data, by a DMA request queued behind the data, so it lands after the data.
+// Thread safety: one thread at a time per end (the owning VI's lock).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "clan_emul/aperture.hpp"
+#include "clan_emul/dma_stream.hpp"
+#include "clan_emul/region.hpp"
+#include "clan_emul/tripwire.hpp"
+#include "via/wire.hpp"
+
+namespace via {
+
+class TransferSender {
+ public:
+  static clan::Result<std::unique_ptr<TransferSender>> create(clan::Nic& nic);
+  clan::RdmaCookie cookie() const { return region_.cookie(); }  // where the read pointer lands
+  clan::Errc attach(clan::Nic& nic, const clan::RdmaCookie& ring, uint32_t slots);
+
+  // kOk with room for one record; kWouldBlock when full; kCorrupt if the
+  // reader's read pointer is impossible.
+  clan::Errc space() const;
+  // Writes the record for the next position (not yet visible to the reader).
+  clan::Errc put(wire::Record r);
+  // Makes every record put so far visible.
+  clan::Errc publish_pio();
+  clan::Result<uint64_t> publish_dma(clan::DmaStream& dma);
+
+ private:
+  clan::Region region_;
+  clan::Aperture ring_;
+  uint32_t slots_ = 0;
+  uint64_t write_i_ = 0;  // records put
+};
+
+class TransferReceiver {
+ public:
+  static clan::Result<std::unique_ptr<TransferReceiver>> create(clan::Nic& nic, uint32_t slots);
+  clan::RdmaCookie cookie() const { return region_.cookie(); }
+  uint32_t slots() const { return slots_; }
+  clan::Errc attach(clan::Nic& nic, const clan::RdmaCookie& read_pointer);
+
+  // The next record, checked; nullopt if none; kCorrupt if the peer wrote garbage.
+  clan::Result<std::optional<wire::Record>> peek() const;
+  // Consumes the record peek() returned and tells the sender.
+  void consume();
+  bool readable() const { return published() != read_i_.load(std::memory_order_relaxed); }
+  clan::Tripwire& tripwire() { return tripwire_; }
+
+ private:
+  uint64_t published() const;
+  clan::Region region_;
+  clan::Tripwire tripwire_;
+  clan::Aperture read_pointer_;
+  uint32_t slots_ = 0;
+  std::atomic<uint64_t> read_i_{0};  // written under the VI's lock, read by waiters
+};
+
+}  // namespace via

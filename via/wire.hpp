@@ -1,0 +1,87 @@
+// What travels between two VIs, in shared memory and in the OOB handshake.
+// Everything here is read from memory a peer can write: via/ checks each
+// field before use (tests/via/test_hostile.cpp plays a peer that does not).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "clan_emul/cookie.hpp"
+
+namespace via::wire {
+
+// The OOB handshake blob each side sends (connect request, accept reply).
+struct Hello {
+  uint32_t magic;
+  uint16_t version;
+  uint16_t kind;  // kHello or kReject
+  uint16_t reliability;
+  uint16_t discriminator_len;
+  uint32_t max_transfer;
+  uint8_t discriminator[16];
+  uint32_t flags;          // kRdmaWrite
+  uint32_t tq_slots;       // transfer-queue ring this side receives into
+  uint64_t ck_ring_bytes;  // cookie-queue ring this side receives into
+  uint64_t ck_max_message;
+  clan::RdmaCookie ck_ring;  // the peer pushes its receive descriptors here
+  clan::RdmaCookie ck_read;  // the peer writes its cookie-queue read pointer here
+  clan::RdmaCookie tq_ring;  // the peer writes transfer records here
+  clan::RdmaCookie tq_read;  // the peer writes its transfer-queue read pointer here
+};
+constexpr uint32_t kHelloMagic = 0x56495043;  // "VIPC"
+constexpr uint16_t kVersion = 1;
+constexpr uint16_t kHello = 0;
+constexpr uint16_t kReject = 1;
+constexpr uint32_t kRdmaWrite = 1;
+
+// Cookie queue (receiver -> sender): one message per posted receive
+// descriptor, a header then one entry per data segment (paper 001 sect. 3.3.1).
+struct PostHeader {
+  uint32_t magic;
+  uint32_t segments;
+  uint32_t capacity;  // sum of the segment lengths
+  uint32_t flags;     // kSplit: the message may continue in the next descriptor
+  uint64_t seq;       // descriptor number on this VI: 0, 1, 2, ...
+};
+struct PostSegment {
+  clan::RdmaCookie cookie;  // the registered memory (a CLAN region)
+  uint64_t offset;          // of the buffer within the region
+  uint64_t length;
+};
+constexpr uint32_t kPostMagic = 0x504f5354;  // "POST"
+constexpr uint32_t kSplit = 1;
+
+// Transfer queue (sender -> receiver): a ring of fixed records, one per
+// receive descriptor the sender filled (sect. 3.3.1), written by PIO; the
+// ring's write pointer is published after the data landed.
+struct Record {
+  uint64_t position;  // ring position: checked against the reader's
+  uint64_t desc_seq;  // the receive descriptor it completes
+  uint32_t length;
+  uint32_t immediate;
+  uint32_t flags;   // kImmediate | kMore | kError
+  uint32_t status;  // with kError: VIP_STATUS_*_ERROR bits for the receiver
+  uint64_t check;
+};
+static_assert(sizeof(Record) == 40);
+constexpr uint32_t kImmediate = 1;
+constexpr uint32_t kMore = 2;
+constexpr uint32_t kError = 4;
+constexpr uint32_t kKnownFlags = kImmediate | kMore | kError;
+
+constexpr uint64_t record_check(const Record& r) {
+  uint64_t h = 0x9e3779b97f4a7c15ULL ^ r.position;
+  h = (h ^ r.desc_seq) * 0xff51afd7ed558ccdULL;
+  h = (h ^ (uint64_t{r.length} << 32 | r.immediate)) * 0xc4ceb9fe1a85ec53ULL;
+  h ^= uint64_t{r.flags} << 32 | r.status;
+  return h ^ (h >> 29);
+}
+
+// Transfer-queue ring layout (receiver's region): [0] write pointer (the
+// tripwire watches it), records from kRing. Sender's region: [0] read pointer.
+constexpr size_t kTqWrite = 0;
+constexpr size_t kTqRing = 64;
+constexpr size_t kTqRead = 0;
+constexpr size_t tq_region_bytes(uint32_t slots) { return kTqRing + size_t{slots} * sizeof(Record); }
+
+}  // namespace via::wire
