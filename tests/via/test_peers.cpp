@@ -1,0 +1,230 @@
+// Peers that misbehave: a raw CLAN peer (not via/) that speaks the handshake,
+// writes through a completed descriptor's cookie and garbage into the
+// transfer queue; a peer process that dies while we wait; and a forked echo.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "clan_emul/dmq_receiver.hpp"
+#include "clan_emul/dmq_sender.hpp"
+#include "clan_emul/nic.hpp"
+#include "clan_emul/oob_manager.hpp"
+#include "support/child_process.hpp"
+#include "tests/via/via_test_util.hpp"
+#include "via/transfer_queue.hpp"
+#include "via/wire.hpp"
+
+using namespace via_test;
+using namespace std::chrono_literals;
+
+namespace {
+
+uint16_t port_of(const std::string& disc) {  // as via/connect.cpp hashes it
+  uint32_t h = 2166136261u;
+  for (unsigned char c : disc) h = (h ^ c) * 16777619u;
+  return static_cast<uint16_t>(h % 65535u + 1);
+}
+
+VIP_VI_STATE state_of(VIP_VI_HANDLE vi) {
+  VIP_VI_STATE st;
+  VIP_VI_ATTRIBUTES a;
+  VIP_BOOLEAN se, re;
+  VipQueryVi(vi, &st, &a, &se, &re);
+  return st;
+}
+
+}  // namespace
+
+TEST_CASE("a completed descriptor's cookie is revoked; garbage in the transfer queue breaks "
+          "that VI only",
+          "[via][hostile]") {
+  RuntimeDir dir;
+  Node server;
+  REQUIRE(server.open("srv"));
+  VIP_VI_HANDLE svi = nullptr;
+  auto sa = vi_attributes(server.ptag);
+  REQUIRE(VipCreateVi(server.nic, &sa, nullptr, nullptr, &svi) == VIP_SUCCESS);
+  // The receive buffer alone in its CLAN allocation: revocation is per allocation.
+  void* buf = nullptr;
+  VIP_MEM_HANDLE bh = 0;
+  VIP_MEM_ATTRIBUTES ma{server.ptag, VIP_FALSE, VIP_FALSE};
+  REQUIRE(VipClanAllocMem(server.nic, 4096, &buf) == VIP_SUCCESS);
+  REQUIRE(VipRegisterMem(server.nic, buf, 4096, &ma, &bh) == VIP_SUCCESS);
+  auto* d = server.make(0, 64);
+  d->DS[0].Local.Data.Address = buf;
+  d->DS[0].Local.Handle = bh;
+  REQUIRE(VipPostRecv(svi, d, server.mh) == VIP_SUCCESS);
+
+  // The raw peer: its own rings, a hand-made hello.
+  auto nic = std::move(clan::Nic::open({}).value());
+  clan::OobConfig oc;
+  oc.node = "evil";
+  auto oob = std::move(clan::OobManager::start(oc).value());
+  clan::DmqConfig ck{256 * 1024, 1024};
+  auto ck_rx = std::move(clan::DmqReceiver::create(*nic, ck).value());
+  auto ck_tx = std::move(clan::DmqSender::create(*nic, ck).value());
+  auto tq_rx = std::move(via::TransferReceiver::create(*nic, 512).value());
+  auto tq_tx = std::move(via::TransferSender::create(*nic).value());
+  via::wire::Hello h{};
+  h.magic = via::wire::kHelloMagic;
+  h.version = via::wire::kVersion;
+  h.reliability = VIP_SERVICE_RELIABLE_DELIVERY;
+  h.max_transfer = 64 * 1024;
+  h.tq_slots = 512;
+  h.ck_ring_bytes = ck.ring_bytes;
+  h.ck_max_message = ck.max_message;
+  h.ck_ring = ck_rx->cookie();
+  h.ck_read = ck_tx->cookie();
+  h.tq_ring = tq_rx->cookie();
+  h.tq_read = tq_tx->cookie();
+  std::vector<std::byte> blob(sizeof h);
+  std::memcpy(blob.data(), &h, sizeof h);
+
+  Address local("srv", "d0");
+  Address out("", "");
+  VIP_VI_ATTRIBUTES ra{};
+  VIP_CONN_HANDLE conn = nullptr;
+  REQUIRE(VipConnectWait(server.nic, local.get(), 0, out.get(), &ra, &conn) == VIP_TIMEOUT);
+  VIP_RETURN accepted = VIP_ERROR_RESOURCE;
+  std::thread t([&] {
+    Address o("", "");
+    VIP_VI_ATTRIBUTES a{};
+    VIP_CONN_HANDLE c = nullptr;
+    if (VipConnectWait(server.nic, local.get(), 10000, o.get(), &a, &c) == VIP_SUCCESS) {
+      accepted = VipConnectAccept(c, svi);
+    }
+  });
+  auto c = oob->connect("srv", port_of("d0"), blob, clan::Deadline::after(10s));
+  t.join();
+  REQUIRE(c.ok());
+  REQUIRE(accepted == VIP_SUCCESS);
+  // The reply carries the server's posted descriptor: its cookie.
+  const auto& reply = (*c)->peer_blob();
+  REQUIRE(reply.size() == sizeof h + sizeof(via::wire::PostHeader) + sizeof(via::wire::PostSegment));
+  via::wire::Hello rh;
+  std::memcpy(&rh, reply.data(), sizeof rh);
+  via::wire::PostSegment seg;
+  std::memcpy(&seg, reply.data() + sizeof rh + sizeof(via::wire::PostHeader), sizeof seg);
+  REQUIRE(tq_tx->attach(*nic, rh.tq_ring, rh.tq_slots) == clan::Errc::kOk);
+
+  // While the descriptor is posted, its buffer is writable...
+  auto ap = std::move(nic->import(seg.cookie).value());
+  REQUIRE(ap.write(seg.offset, "evil", 4) == clan::Errc::kOk);
+  via::wire::Record rec{0, 0, 4, 0, 0, 0, 0};
+  REQUIRE(tq_tx->put(rec) == clan::Errc::kOk);
+  REQUIRE(tq_tx->publish_pio() == clan::Errc::kOk);
+  VIP_DESCRIPTOR* done = nullptr;
+  REQUIRE(VipRecvWait(svi, 5000, &done) == VIP_SUCCESS);
+  CHECK(done->CS.Length == 4);
+  CHECK(std::memcmp(buf, "evil", 4) == 0);
+  // ...and once it completed, the same cookie writes nothing.
+  // (Reissue gives the region a new generation: the old cookie reads as stale.)
+  clan::Errc late = ap.write(seg.offset, "late", 4);
+  CHECK((late == clan::Errc::kRevokedCookie || late == clan::Errc::kStaleCookie));
+  CHECK(std::memcmp(buf, "evil", 4) == 0);
+
+  // A second VI on the same NIC, to a well-behaved peer.
+  Node good;
+  REQUIRE(good.open("good"));
+  VIP_VI_HANDLE gsvi = nullptr, gcvi = nullptr;
+  auto ga = vi_attributes(good.ptag);
+  REQUIRE(VipCreateVi(server.nic, &sa, nullptr, nullptr, &gsvi) == VIP_SUCCESS);
+  REQUIRE(VipCreateVi(good.nic, &ga, nullptr, nullptr, &gcvi) == VIP_SUCCESS);
+  REQUIRE(connect_pair(server, gsvi, gcvi, "srv", "d1"));
+
+  // Garbage in the transfer queue's write pointer: that VI breaks, no crash.
+  REQUIRE(VipPostRecv(svi, server.make(1, 64), server.mh) == VIP_SUCCESS);
+  auto ring = std::move(nic->import(rh.tq_ring).value());
+  REQUIRE(ring.write_word(via::wire::kTqWrite, 0xdeadbeefcafeULL) == clan::Errc::kOk);
+  REQUIRE(VipRecvWait(svi, 5000, &done) == VIP_DESCRIPTOR_ERROR);
+  CHECK((done->CS.Status & VIP_STATUS_TRANSPORT_ERROR) != 0);
+  CHECK(state_of(svi) == VIP_STATE_ERROR);
+
+  // The other VI is unaffected.
+  REQUIRE(VipPostRecv(gsvi, server.make(2, 64), server.mh) == VIP_SUCCESS);
+  std::memcpy(good.buffer(0), "fine", 4);
+  REQUIRE(VipPostSend(gcvi, good.make(0, 4), good.mh) == VIP_SUCCESS);
+  REQUIRE(VipRecvWait(gsvi, 5000, &done) == VIP_SUCCESS);
+  CHECK(std::memcmp(server.buffer(2), "fine", 4) == 0);
+  CHECK(state_of(gsvi) == VIP_STATE_CONNECTED);
+}
+
+TEST_CASE("VIs in two processes: echo, then the peer dies while we wait", "[via][multiprocess]") {
+  RuntimeDir dir;
+  clan::test::Pipe ready, accepted;
+  clan::test::ChildProcess child([&]() -> int {
+    Node n;  // NICs only after fork
+    if (!n.open("echo")) return 10;
+    VIP_VI_HANDLE vi = nullptr;
+    auto a = vi_attributes(n.ptag);
+    if (VipCreateVi(n.nic, &a, nullptr, nullptr, &vi) != VIP_SUCCESS) return 11;
+    for (int i = 0; i < 4; ++i) VipPostRecv(vi, n.make(i, 4096), n.mh);
+    Address local("echo", "e");
+    Address out("", "");
+    VIP_VI_ATTRIBUTES ra{};
+    VIP_CONN_HANDLE c = nullptr;
+    VipConnectWait(n.nic, local.get(), 0, out.get(), &ra, &c);  // starts listening
+    ready.put('r');
+    if (VipConnectWait(n.nic, local.get(), 20000, out.get(), &ra, &c) != VIP_SUCCESS) return 12;
+    if (VipConnectAccept(c, vi) != VIP_SUCCESS) return 13;
+    for (int i = 0; i < 100; ++i) {
+      VIP_DESCRIPTOR* r = nullptr;
+      if (VipRecvWait(vi, 20000, &r) != VIP_SUCCESS) return 14;
+      size_t slot = static_cast<size_t>(r - n.desc(0));
+      uint32_t len = r->CS.Length;
+      std::memcpy(n.buffer(10), n.buffer(slot), len);
+      VipPostRecv(vi, n.make(slot, 4096), n.mh);
+      VIP_DESCRIPTOR* s = nullptr;
+      if (VipPostSend(vi, n.make(10, len), n.mh) != VIP_SUCCESS) return 15;
+      if (VipSendWait(vi, 20000, &s) != VIP_SUCCESS) return 16;
+    }
+    accepted.put('a');
+    pause();  // killed by the parent
+    return 0;
+  });
+  char token;
+  REQUIRE(ready.get(token));
+  Node n;
+  REQUIRE(n.open("parent"));
+  VIP_VI_HANDLE vi = nullptr;
+  auto a = vi_attributes(n.ptag);
+  REQUIRE(VipCreateVi(n.nic, &a, nullptr, nullptr, &vi) == VIP_SUCCESS);
+  REQUIRE(VipPostRecv(vi, n.make(0, 4096), n.mh) == VIP_SUCCESS);
+  Address local("", "p");
+  Address remote("echo", "e");
+  VIP_VI_ATTRIBUTES ra{};
+  REQUIRE(VipConnectRequest(vi, local.get(), remote.get(), 20000, &ra) == VIP_SUCCESS);
+  CHECK(ra.ReliabilityLevel == VIP_SERVICE_RELIABLE_DELIVERY);
+  for (int i = 0; i < 100; ++i) {
+    std::string msg = "ping " + std::to_string(i) + std::string(static_cast<size_t>(i) * 30, 'y');
+    std::memcpy(n.buffer(1), msg.data(), msg.size());
+    REQUIRE(VipPostSend(vi, n.make(1, static_cast<uint32_t>(msg.size())), n.mh) == VIP_SUCCESS);
+    VIP_DESCRIPTOR* r = nullptr;
+    REQUIRE(VipRecvWait(vi, 20000, &r) == VIP_SUCCESS);
+    REQUIRE(r->CS.Length == msg.size());
+    CHECK(std::memcmp(n.buffer(0), msg.data(), msg.size()) == 0);
+    REQUIRE(VipSendWait(vi, 20000, &r) == VIP_SUCCESS);
+    REQUIRE(VipPostRecv(vi, n.make(0, 4096), n.mh) == VIP_SUCCESS);
+  }
+  REQUIRE(accepted.get(token));
+  // Blocked in VipRecvWait when the peer is killed: an error within a bound.
+  std::thread killer([&] { child.kill_now(); });
+  auto start = std::chrono::steady_clock::now();
+  VIP_DESCRIPTOR* r = nullptr;
+  VIP_RETURN ret = VipRecvWait(vi, 20000, &r);
+  auto took = std::chrono::steady_clock::now() - start;
+  killer.join();
+  CHECK(ret == VIP_DESCRIPTOR_ERROR);
+  CHECK(took < 5s);
+  CHECK(state_of(vi) == VIP_STATE_ERROR);
+  CHECK(VipPostSend(vi, n.make(1, 4), n.mh) == VIP_INVALID_STATE);
+  WARN("peer death seen after "
+       << std::chrono::duration_cast<std::chrono::microseconds>(took).count() << " us");
+  child.wait();
+}
