@@ -11,6 +11,12 @@ namespace clanorb {
 using clan::Errc;
 
 namespace {
+// How long Recv, Peek and timers let a send wait for link credit: long
+// enough for the link to probe the peer (it probes a stall after 1 ms, which
+// is what recovers a lost credit ack), short enough not to hold up receiving.
+// The connection's lock is not held meanwhile, and the link keeps reading.
+clan::Deadline credit_wait() { return clan::Deadline::after(std::chrono::microseconds(2500)); }
+
 otp::EngineConfig engine_config(size_t link_mtu) {
   otp::EngineConfig c;
   c.mtu = link_mtu;
@@ -35,13 +41,9 @@ OtpConnection::~OtpConnection() {
   detach_from_endpoint();
 }
 
-void OtpConnection::flush_locked(clan::Deadline deadline) {
+void OtpConnection::flush(std::unique_lock<std::mutex>& lk, clan::Deadline deadline) {
   otp::Engine::Packet p;
-  while (engine_.next_packet(p)) {
-    // A packet the link cannot take in time is lost like any other: the
-    // protocol retransmits. Hard errors show when the link is next read.
-    link_->send(p.bytes.data(), p.bytes.size(), deadline);
-  }
+  while (engine_.next_packet(p)) outq_.push_back(std::move(p.bytes));
   // The service only needs a wake-up no later than the engine's next timer:
   // a wake-up that comes early finds nothing due and reschedules (calling
   // on_timer early is harmless). So only a timer that moved earlier costs a
@@ -51,6 +53,22 @@ void OtpConnection::flush_locked(clan::Deadline deadline) {
     scheduled_ = *t;
     OtpTimerService::instance().schedule(this, *t);
   }
+  if (sending_) return;  // the thread draining the queue sends these too
+  sending_ = true;
+  while (!outq_.empty()) {
+    std::vector<std::byte> pkt = std::move(outq_.front());
+    outq_.pop_front();
+    lk.unlock();
+    const Errc e = link_->send(pkt.data(), pkt.size(), deadline);
+    lk.lock();
+    if (e == Errc::kTimeout || e == Errc::kWouldBlock) {  // no credit yet: keep it, in order
+      outq_.push_front(std::move(pkt));
+      break;
+    }
+    // Other errors: the packet is lost like any other (the protocol recovers)
+    // or the link is gone (Recv sees it).
+  }
+  sending_ = false;
 }
 
 bool OtpConnection::collect_locked() {
@@ -83,10 +101,10 @@ bool OtpConnection::collect_locked() {
 
 int OtpConnection::send_to_engine(const std::byte* data, size_t len, bool complete,
                                   bool exactly_once, clan::Deadline deadline) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   if (ended_) return -1;
   otp::Errc e = engine_.send(data, len, complete, exactly_once, clan::now_ns());
-  flush_locked(deadline);
+  flush(lock, deadline);
   return e == otp::Errc::kOk ? 0 : -1;
 }
 
@@ -120,46 +138,43 @@ int OtpConnection::Send(void* buf, size_t sz, const omni_time_t& deadline) {
 int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
   const clan::Deadline d = to_deadline(deadline);
   auto* out = static_cast<std::byte*>(buf);
+  std::unique_lock lock(mu_);
   for (;;) {
-    uint64_t timer_at = 0;
-    {
-      std::lock_guard lock(mu_);
-      collect_locked();
-      if (!ready_.empty()) {
-        size_t got = 0;
-        while (got < sz && !ready_.empty()) {
-          std::vector<std::byte>& front = ready_.front();
-          const size_t n = std::min(sz - got, front.size() - ready_off_);
-          std::memcpy(out + got, front.data() + ready_off_, n);
-          got += n;
-          ready_off_ += n;
-          if (ready_off_ == front.size()) {
-            ready_.pop_front();
-            ready_off_ = 0;
-          }
+    collect_locked();
+    if (!ready_.empty()) {
+      size_t got = 0;
+      while (got < sz && !ready_.empty()) {
+        std::vector<std::byte>& front = ready_.front();
+        const size_t n = std::min(sz - got, front.size() - ready_off_);
+        std::memcpy(out + got, front.data() + ready_off_, n);
+        got += n;
+        ready_off_ += n;
+        if (ready_off_ == front.size()) {
+          ready_.pop_front();
+          ready_off_ = 0;
         }
-        return static_cast<int>(got);
       }
-      if (ended_) return -1;
-      const uint64_t now = clan::now_ns();
-      if (auto t = engine_.next_timer(); t && *t <= now) {
-        engine_.on_timer(now);
-        flush_locked(d);
-        continue;
-      }
-      if (auto t = engine_.next_timer()) timer_at = *t;
+      return static_cast<int>(got);
     }
-    // Wait for a datagram, the engine's next timer, or the caller's deadline.
+    if (ended_) return -1;
+    const uint64_t now = clan::now_ns();
+    if (auto t = engine_.next_timer(); t && *t <= now) engine_.on_timer(now);
+    flush(lock, credit_wait());  // never wait long for credit here
+    // Wait for a datagram, the engine's next timer, or the caller's deadline;
+    // while packets wait for credit, in short slices so they leave as soon as
+    // the credit (taken off the ring by the link) is there.
     clan::Deadline until = d;
-    if (timer_at) {
-      const auto at = clan::Deadline(clan::Clock::time_point(std::chrono::nanoseconds(timer_at)));
-      if (d.is_never() || at.when() < d.when()) until = at;
-    }
+    auto sooner = [&](uint64_t at_ns) {
+      const auto at = clan::Deadline(clan::Clock::time_point(std::chrono::nanoseconds(at_ns)));
+      if (until.is_never() || at.when() < until.when()) until = at;
+    };
+    if (auto t = engine_.next_timer()) sooner(*t);
+    if (!outq_.empty()) sooner(now + 200'000);
+    lock.unlock();
     auto r = link_->receive(rxbuf_.data(), rxbuf_.size(), until);
-    std::lock_guard lock(mu_);
+    lock.lock();
     if (r) {
       engine_.on_packet(rxbuf_.data(), r.value(), clan::now_ns());
-      flush_locked(d);
     } else if (r.error() == Errc::kTimeout) {
       if (d.expired()) return 0;
     } else {
@@ -172,11 +187,16 @@ int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
 }
 
 void OtpConnection::on_timer_due() {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   scheduled_ = 0;  // the service dropped us before calling
   const uint64_t now = clan::now_ns();
   if (auto t = engine_.next_timer(); t && *t <= now) engine_.on_timer(now);
-  flush_locked(clan::Deadline::after(std::chrono::milliseconds(10)));
+  flush(lock, credit_wait());
+  // Packets still waiting for credit: come back soon (nobody may be in Recv).
+  if (!outq_.empty() && scheduled_ == 0) {
+    scheduled_ = now + 1'000'000;
+    OtpTimerService::instance().schedule(this, scheduled_);
+  }
 }
 
 bool OtpConnection::readable() {
@@ -198,9 +218,9 @@ bool OtpConnection::wait_readable(clan::Deadline deadline) {
     }
     auto r = link_->receive(rxbuf_.data(), rxbuf_.size(), deadline);
     if (!r) return r.error() != Errc::kTimeout;  // a closed link is readable
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     engine_.on_packet(rxbuf_.data(), r.value(), clan::now_ns());
-    flush_locked(deadline);
+    flush(lock, credit_wait());
   }
 }
 

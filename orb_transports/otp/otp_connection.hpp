@@ -47,8 +47,13 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient {
   }
 
  private:
-  // With mu_ held: transmits the engine's packets, schedules its timer.
-  void flush_locked(clan::Deadline deadline);
+  // With mu_ held (via `lk`): moves the engine's packets to the out-queue,
+  // schedules its timer, and sends what the link's credit allows. The lock is
+  // released around each link send: a sender waiting for credit must never
+  // stop this connection's receiver from consuming (which is what returns
+  // credit to the peer). Only one thread drains the queue, keeping order.
+  // Recv and timers pass Deadline::now() (never wait for credit); Send may wait.
+  void flush(std::unique_lock<std::mutex>& lk, clan::Deadline deadline);
   // With mu_ held: moves engine deliveries into `ready_` (whole one-ways).
   // False if the connection ended (EOF / BAD).
   bool collect_locked();
@@ -69,6 +74,8 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient {
   bool ended_ = false;
   uint64_t scheduled_ = 0;  // wake-up asked of the timer service (0: none)
   std::vector<std::byte> rxbuf_;
+  std::deque<std::vector<std::byte>> outq_;  // packets waiting for link credit, in order
+  bool sending_ = false;                     // a thread is draining outq_
 };
 
 }  // namespace clanorb

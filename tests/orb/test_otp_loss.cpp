@@ -26,6 +26,7 @@ void run_over_loss(const char* loss_ppm, const char* corrupt_ppm) {
   setenv("ORBotpSeed", "11", 1);
   const Transport otp{"otp", {"giop:otp::"}};
   const Threading mode = GENERATE(Threading::kPerConnection, Threading::kPool);
+  INFO("server: " << to_string(mode));
   Server server(otp, mode,
                 {"-ORBotpLossPpm", loss_ppm, "-ORBotpCorruptPpm", corrupt_ppm, "-ORBotpSeed", "29"});
 
