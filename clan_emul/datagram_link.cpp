@@ -65,7 +65,12 @@ Result<std::unique_ptr<DatagramLink>> DatagramLink::make(Nic& nic, const Config&
     return Errc::kInvalidArgument;
   }
   std::unique_ptr<DatagramLink> l(new DatagramLink(config));
-  l->ack_every_ = config.ack_every ? config.ack_every : config.window;
+  // Default: an ack every half window. Acks are cumulative, so each restores
+  // all the credit consumed so far; acking before the sender has spent its
+  // whole window keeps the pipe from draining (and both sides from falling
+  // asleep) once per window. ack_every = window is paper 003's "one ack
+  // restores the whole window".
+  l->ack_every_ = config.ack_every ? config.ack_every : std::max<size_t>(1, config.window / 2);
   auto rx = DatagramReceiver::create(nic, config, events, user);
   if (!rx) return rx.error();
   auto tx = DatagramSender::create(nic, config);

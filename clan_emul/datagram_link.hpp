@@ -31,9 +31,11 @@
 //    keeps order, so a missing number will never come) or a number below a
 //    probe's count (everything sent before the probe is already in front of
 //    it). done = the first unaccounted number. The receiver sends ONE credit
-//    ack carrying `done` each time done has advanced by ack_every (default W:
-//    one ack restores a whole window) through consumption, and one ack in
-//    answer to every probe.
+//    ack carrying `done` each time done has advanced by ack_every through
+//    consumption, and one ack in answer to every probe. ack_every = W is
+//    paper 003's one ack restoring a whole window; the default is W / 2, so
+//    that credit arrives before the sender has spent its window and the pipe
+//    never drains.
 //  - Acks are cumulative, so a lost ack is repaired by any later one. A lost
 //    tail datagram, a lost ack or a lost probe would stall the sender: a
 //    sender stalled for probe_after sends a probe (its sent_ count), then
@@ -92,7 +94,7 @@ class OobRequest;
 struct DatagramLinkConfig : DatagramConfig {
   static constexpr size_t kDefaultWindow = 16;  // fits the default 256 KiB ring at mtu 9180
   size_t window = kDefaultWindow;  // credits per direction; 0 = no flow control
-  size_t ack_every = 0;            // consumed datagrams per credit ack; 0 = window
+  size_t ack_every = 0;            // consumed datagrams per credit ack; 0 = window / 2
   std::chrono::microseconds probe_after{1000};  // stall before the first probe
   std::chrono::microseconds probe_max{64000};   // backoff ceiling between probes
 

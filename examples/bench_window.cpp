@@ -269,7 +269,7 @@ void print_tables(const Options& o, const bench::MachineInfo& m, const std::vect
   std::printf("| CPU | %s |\n", m.cpu_model.c_str());
   std::printf("| cores | %ld online, %d allowed |\n", m.cores_online, m.cores_allowed);
   std::printf("| kernel | %s |\n", m.kernel.c_str());
-  std::printf("| link | DatagramLink between two processes, one credit ack per window consumed, "
+  std::printf("| link | DatagramLink between two processes, one cumulative credit ack per half window consumed, "
               "probe after 1 ms; ring 256 KiB (1 KiB) / 512 KiB (8 KiB) for every window |\n");
   std::printf("| points | %d ms each, %d repetition(s) alternated, median; goodput at the receiver "
               "(first to last datagram, every datagram copied out) |\n",
