@@ -357,6 +357,7 @@ Errc DatagramLink::wait_credit(std::unique_lock<std::mutex>& lk, uint64_t need_a
   const auto probe_max = std::chrono::duration_cast<Clock::duration>(config_.probe_max);
   Clock::time_point next_probe = Clock::now() + interval;
   uint64_t seen_acked = acked_;
+  bool pumped_once = false;
   for (;;) {
     if (Errc e = send_status_locked(); e != Errc::kOk) return e;
     if (acked_ >= need_acked) return Errc::kOk;
@@ -365,7 +366,13 @@ Errc DatagramLink::wait_credit(std::unique_lock<std::mutex>& lk, uint64_t need_a
       interval = std::chrono::duration_cast<Clock::duration>(config_.probe_after);
       next_probe = Clock::now() + interval;
     }
-    if (deadline.expired()) return Errc::kTimeout;
+    if (deadline.expired()) {
+      // Even a caller that cannot wait gets the credit already in the ring.
+      if (pumped_once || pumping_) return Errc::kTimeout;
+      pumped_once = true;
+      pump(lk, Deadline::now(), nullptr);
+      continue;
+    }
     const Clock::time_point now = Clock::now();
     if (now >= next_probe) {
       const uint64_t value = sent_.load(std::memory_order_relaxed);
