@@ -1,5 +1,6 @@
 #include "orb_transports/otp/otp_connection.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "orb_transports/common/omni_time.hpp"
@@ -21,6 +22,10 @@ otp::EngineConfig engine_config(size_t link_mtu) {
   otp::EngineConfig c;
   c.mtu = link_mtu;
   c.rto_ns = uint64_t{fabric_options().otp_rto_us} * 1000;
+  // Give up on a live but silent peer after about 5 s, whatever the RTO: on
+  // an oversubscribed host a busy peer can go unscheduled for far longer than
+  // 50 RTOs. A dead peer is reported sooner by the connection manager.
+  c.max_retries = static_cast<int>(std::max<uint64_t>(50, 5'000'000'000 / c.rto_ns));
   return c;
 }
 }  // namespace
