@@ -20,29 +20,15 @@
 #include "clan_emul/oob_listener.hpp"
 #include "clan_emul/oob_manager.hpp"
 #include "support/child_process.hpp"
+#include "support/oob_runtime.hpp"
 
 using namespace clan;
 using namespace std::chrono_literals;
 
 namespace {
 
-struct RuntimeDir {
-  std::string path;
-  RuntimeDir() {
-    char tmpl[] = "/tmp/clan-dlink-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~RuntimeDir() { std::filesystem::remove_all(path); }
-};
-
-OobConfig oob_config(const RuntimeDir& dir, const char* node) {
-  OobConfig c;
-  c.node = node;
-  c.runtime_dir = dir.path;
-  c.heartbeat_interval = 50ms;
-  c.peer_timeout = 500ms;
-  return c;
-}
+using test::oob_config;
+using test::RuntimeDir;
 
 DatagramLinkConfig link_config(size_t window, uint64_t seed = 0, double drop = 0,
                                double corrupt = 0) {

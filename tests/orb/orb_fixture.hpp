@@ -59,6 +59,14 @@ class TempDir {
   std::string path_;
 };
 
+// A ttcp buffer of `len` bytes carrying the pattern the test servant checks.
+inline ttcp::Buffer pattern_buffer(size_t len) {
+  ttcp::Buffer buf(static_cast<CORBA::ULong>(len));
+  buf.length(static_cast<CORBA::ULong>(len));
+  if (len > 0) fill_pattern(buf.get_buffer(), len);
+  return buf;
+}
+
 inline std::string replace_all(std::string s, const std::string& from, const std::string& to) {
   for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
     s.replace(at, from.size(), to);

@@ -11,17 +11,6 @@
 
 using namespace clan::orbtest;
 
-namespace {
-
-ttcp::Buffer pattern_buffer(size_t len) {
-  ttcp::Buffer buf(static_cast<CORBA::ULong>(len));
-  buf.length(static_cast<CORBA::ULong>(len));
-  if (len > 0) fill_pattern(buf.get_buffer(), len);
-  return buf;
-}
-
-}  // namespace
-
 TEST_CASE("echo returns the empty string, a small string and a 1 MiB string", "[orb]") {
   ORB_TEST_OVER_EVERY_TRANSPORT();
   Server server(t, mode);

@@ -13,13 +13,6 @@ using namespace clan::orbtest;
 
 namespace {
 
-ttcp::Buffer pattern_buffer(size_t len) {
-  ttcp::Buffer buf(static_cast<CORBA::ULong>(len));
-  buf.length(static_cast<CORBA::ULong>(len));
-  if (len > 0) fill_pattern(buf.get_buffer(), len);
-  return buf;
-}
-
 void run_over_loss(const char* loss_ppm, const char* corrupt_ppm) {
   setenv("ORBotpLossPpm", loss_ppm, 1);
   setenv("ORBotpCorruptPpm", corrupt_ppm, 1);
