@@ -28,7 +28,7 @@ Aperture& Aperture::operator=(Aperture&& o) noexcept {
 void Aperture::reset() {
   if (!nic_) return;
   memory_.reset();
-  nic_->release_import(peer_);
+  nic_->release_import();
   peer_.reset();
   nic_ = nullptr;
   base_ = nullptr;

@@ -203,7 +203,7 @@ Result<Aperture> Nic::import(const RdmaCookie& cookie) {
     ++imports_;
   }
   auto fail = [&](Errc e) -> Result<Aperture> {
-    release_import(peer);
+    release_import();
     return e;
   };
   const NicView& pv = peer->view;
@@ -241,7 +241,7 @@ Result<Aperture> Nic::import(const RdmaCookie& cookie) {
   return a;
 }
 
-void Nic::release_import(const std::shared_ptr<PeerNic>&) {
+void Nic::release_import() {
   std::lock_guard lock(mu_);
   --imports_;
 }

@@ -92,7 +92,7 @@ class Nic {
   void release_region(uint32_t index);
   void release_tripwire(uint32_t index);
   void release_queue(uint32_t index);
-  void release_import(const std::shared_ptr<PeerNic>& peer);
+  void release_import();  // one imported aperture fewer
   Result<std::shared_ptr<PeerNic>> map_peer(const RdmaCookie& cookie);
   static std::string region_memfd_name(uint64_t nic_id, uint32_t index, uint32_t generation);
   const NicView& view() const { return view_; }
