@@ -1,4 +1,5 @@
 // NIC, protection tags, memory registration, completion queues, name service.
+#include <algorithm>
 #include <unistd.h>
 
 #include <cstdio>
@@ -86,11 +87,18 @@ Cq* cq_of(VIP_CQ_HANDLE h) { return is_handle(h, Kind::kCq) ? static_cast<Cq*>(h
 
 extern "C" {
 
+namespace {
+constexpr uint32_t kImportsPerVi = 4;  // cookie queue, transfer queue and their pointer words
+}  // namespace
+
 VIP_RETURN VipOpenNic(const VIP_CHAR* DeviceName, VIP_NIC_HANDLE* NicHandle) {
   if (!NicHandle) return VIP_INVALID_PARAMETER;
   std::string name = DeviceName ? DeviceName : "via-" + std::to_string(getpid());
   clan::NicConfig nc;
   nc.name = name;
+  // A connected VI imports 4 of its peer's regions, and the PIO mapping
+  // cache a few more: room for MaxVI connections (see VipQueryNic).
+  nc.max_imports = kImportsPerVi * (nc.max_regions / 8) + 4096;
   auto nic = clan::Nic::open(nc);
   if (!nic) return VIP_ERROR_RESOURCE;
   clan::OobConfig oc;
@@ -154,7 +162,10 @@ VIP_RETURN VipQueryNic(VIP_NIC_HANDLE NicHandle, VIP_NIC_ATTRIBUTES* a) {
   a->MaxRegisterBytes = 1ul << 40;
   a->MaxRegisterRegions = n->nic->config().max_regions;
   a->MaxRegisterBlockBytes = 1ul << 40;
-  a->MaxVI = n->nic->config().max_regions / 8;
+  // Regions bound it (8 exported per VI at most), and so do imports (4 per
+  // connected VI, beyond what the mapping cache may hold).
+  a->MaxVI = std::min<VIP_ULONG>(n->nic->config().max_regions / 8,
+                                 (n->nic->config().max_imports - 4096) / kImportsPerVi);
   a->MaxDescriptorsPerQueue = kMaxDescriptorsPerQueue;
   a->MaxSegmentsPerDesc = kMaxSegments;
   a->MaxCQ = n->nic->config().max_event_queues;

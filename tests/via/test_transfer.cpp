@@ -345,3 +345,23 @@ TEST_CASE("the PIO mapping cache maps regions and evicts the least recently used
   CHECK(s2.MappingHits - s1.MappingHits == 1);
   CHECK(s2.MappingEvictions - s1.MappingEvictions == 2);
 }
+
+TEST_CASE("a NIC holds as many connected VIs as VipQueryNic reports", "[via][resources]") {
+  RuntimeDir dir;
+  Node server, client;
+  REQUIRE(server.open("mvs"));
+  REQUIRE(client.open("mvc"));
+  VIP_NIC_ATTRIBUTES attrs{};
+  REQUIRE(VipQueryNic(server.nic, &attrs) == VIP_SUCCESS);
+  REQUIRE(attrs.MaxVI >= 64);
+  std::vector<VIP_VI_HANDLE> svi(attrs.MaxVI), cvi(attrs.MaxVI);
+  int connected = 0;
+  for (VIP_ULONG i = 0; i < attrs.MaxVI; ++i) {
+    auto sa = vi_attributes(server.ptag);
+    auto ca = vi_attributes(client.ptag);
+    REQUIRE(VipCreateVi(server.nic, &sa, nullptr, nullptr, &svi[i]) == VIP_SUCCESS);
+    REQUIRE(VipCreateVi(client.nic, &ca, nullptr, nullptr, &cvi[i]) == VIP_SUCCESS);
+    if (connect_pair(server, svi[i], cvi[i], "mvs", "m" + std::to_string(i))) ++connected;
+  }
+  CHECK(connected == static_cast<int>(attrs.MaxVI));
+}
