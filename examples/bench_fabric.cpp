@@ -981,14 +981,15 @@ bool write_outputs(const Options& o, const Results& r) {
     const double pio64 = bench::median(bw_values(r, "pio", 65536)) / mc;
     const double dma64 = bench::median(bw_values(r, "dma", 65536)) / mc;
     f << "],\n  \"targets\": [\n";
-    f << "    {\"figure\": \"pio_p50_over_bare_p50\", \"measured\": " << bench::json_num(sp.p50 / sb.p50)
-      << ", \"target\": \"<= 3\", \"met\": " << (sp.p50 / sb.p50 <= kTargetPioOverBare ? "true" : "false") << "},\n";
-    f << "    {\"figure\": \"unix_p50_over_pio_p50\", \"measured\": " << bench::json_num(su.p50 / sp.p50)
-      << ", \"target\": \">= 20\", \"met\": " << (su.p50 / sp.p50 >= kTargetUnixOverPio ? "true" : "false") << "},\n";
-    f << "    {\"figure\": \"dmq_pio_64k_over_memcpy\", \"measured\": " << bench::json_num(pio64)
-      << ", \"target\": \">= 0.40\", \"met\": " << (pio64 >= kTargetDmqOverMemcpy ? "true" : "false") << "},\n";
-    f << "    {\"figure\": \"dmq_dma_64k_over_memcpy\", \"measured\": " << bench::json_num(dma64)
-      << ", \"target\": \">= 0.40\", \"met\": " << (dma64 >= kTargetDmqOverMemcpy ? "true" : "false") << "}\n";
+    const double pio_bare = sp.p50 / sb.p50, unix_pio = su.p50 / sp.p50;
+    f << "    " << bench::json_target("pio_p50_over_bare_p50", bench::json_num(pio_bare), "<= 3",
+                                    pio_bare <= kTargetPioOverBare) << ",\n";
+    f << "    " << bench::json_target("unix_p50_over_pio_p50", bench::json_num(unix_pio), ">= 20",
+                                    unix_pio >= kTargetUnixOverPio) << ",\n";
+    f << "    " << bench::json_target("dmq_pio_64k_over_memcpy", bench::json_num(pio64), ">= 0.40",
+                                    pio64 >= kTargetDmqOverMemcpy) << ",\n";
+    f << "    " << bench::json_target("dmq_dma_64k_over_memcpy", bench::json_num(dma64), ">= 0.40",
+                                    dma64 >= kTargetDmqOverMemcpy) << "\n";
     f << "  ]\n}\n";
     if (!f) return false;
   }

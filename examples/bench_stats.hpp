@@ -211,6 +211,13 @@ inline std::string json_num(double v) {
   if (!std::isfinite(v)) return "null";
   return fmt("%.6g", v);
 }
+// One entry of a benchmark's "targets" list; `measured` is already JSON.
+inline std::string json_target(const std::string& figure, const std::string& measured,
+                               const std::string& target, bool met) {
+  return "{\"figure\": " + json_str(figure) + ", \"measured\": " + measured +
+         ", \"target\": " + json_str(target) + ", \"met\": " + (met ? "true" : "false") + "}";
+}
+
 inline std::string json_summary(const Summary& s) {
   std::ostringstream o;
   o << "{\"count\": " << s.count << ", \"min_ns\": " << json_num(s.min)

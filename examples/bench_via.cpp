@@ -1008,20 +1008,21 @@ bool write_outputs(const Options& o, const Results& r) {
         << (i + 1 < r.cq.size() ? ",\n" : "\n");
     }
     const Targets t = targets(r);
-    auto tf = [](bool b) { return b ? "true" : "false"; };
     f << "  ],\n  \"targets\": [\n";
-    f << "    {\"figure\": \"via_pio_0b_rt_over_dmq_0b_rt\", \"measured\": " << bench::json_num(t.pio_over_dmq)
-      << ", \"target\": \"<= 2\", \"met\": " << tf(t.pio_over_dmq <= kTargetPioOverDmq) << "},\n";
-    f << "    {\"figure\": \"pio_beats_dma_up_to_128b\", \"measured\": " << bench::json_str(t.pio_dma_detail)
-      << ", \"target\": \"DMA p50 > PIO p50 at 0, 4, 40, 128 B\", \"met\": " << tf(t.pio_beats_dma) << "},\n";
-    f << "    {\"figure\": \"via_dma_over_pio_bw_64k\", \"measured\": " << bench::json_num(t.dma_over_pio_64k_bw)
-      << ", \"target\": \"> 1\", \"met\": " << tf(t.dma_over_pio_64k_bw > 1) << "},\n";
-    f << "    {\"figure\": \"via_bw_64k_over_dmq_best\", \"measured\": " << bench::json_num(t.bw_share)
-      << ", \"target\": \">= 0.5\", \"met\": " << tf(t.bw_share >= kTargetBwShare) << "},\n";
-    f << "    {\"figure\": \"cq_pio_64_over_8\", \"measured\": " << bench::json_num(t.cq_keep_pio)
-      << ", \"target\": \">= 0.9\", \"met\": " << tf(t.cq_keep_pio >= kTargetCqKeep) << "},\n";
-    f << "    {\"figure\": \"cq_dma_64_over_8\", \"measured\": " << bench::json_num(t.cq_keep_dma)
-      << ", \"target\": \">= 0.9\", \"met\": " << tf(t.cq_keep_dma >= kTargetCqKeep) << "}\n";
+    using bench::json_num;
+    using bench::json_target;
+    f << "    " << json_target("via_pio_0b_rt_over_dmq_0b_rt", json_num(t.pio_over_dmq), "<= 2",
+                             t.pio_over_dmq <= kTargetPioOverDmq) << ",\n";
+    f << "    " << json_target("pio_beats_dma_up_to_128b", bench::json_str(t.pio_dma_detail),
+                             "DMA p50 > PIO p50 at 0, 4, 40, 128 B", t.pio_beats_dma) << ",\n";
+    f << "    " << json_target("via_dma_over_pio_bw_64k", json_num(t.dma_over_pio_64k_bw), "> 1",
+                             t.dma_over_pio_64k_bw > 1) << ",\n";
+    f << "    " << json_target("via_bw_64k_over_dmq_best", json_num(t.bw_share), ">= 0.5",
+                             t.bw_share >= kTargetBwShare) << ",\n";
+    f << "    " << json_target("cq_pio_64_over_8", json_num(t.cq_keep_pio), ">= 0.9",
+                             t.cq_keep_pio >= kTargetCqKeep) << ",\n";
+    f << "    " << json_target("cq_dma_64_over_8", json_num(t.cq_keep_dma), ">= 0.9",
+                             t.cq_keep_dma >= kTargetCqKeep) << "\n";
     f << "  ]\n}\n";
     if (!f) return false;
   }
