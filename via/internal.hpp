@@ -103,6 +103,7 @@ struct Cq {
   NicImpl* nic;
   clan::EventQueue eq;
   uint32_t kick = 0;  // source for completions found by other threads
+  std::atomic<uint32_t> wakes{0};  // VipClanCQWake calls not yet seen by a waiter
   std::mutex mu;
   std::deque<std::pair<Vi*, bool>> entries;
   size_t capacity;

@@ -370,6 +370,10 @@ VIP_RETURN VipCQWait(VIP_CQ_HANDLE CQHandle, VIP_ULONG Timeout, VIP_VI_HANDLE* V
   const clan::Deadline deadline = deadline_ms(Timeout);
   for (;;) {
     if (VipCQDone(CQHandle, ViHandle, RecvQueue) == VIP_SUCCESS) return VIP_SUCCESS;
+    uint32_t w = cq->wakes.load(std::memory_order_acquire);
+    while (w != 0 && !cq->wakes.compare_exchange_weak(w, w - 1, std::memory_order_acq_rel)) {
+    }
+    if (w != 0) return VIP_NOT_DONE;
     auto ev = cq->eq.wait(deadline);
     if (!ev) return VIP_TIMEOUT;
     if (ev->source == cq->kick) continue;
@@ -430,6 +434,14 @@ VIP_RETURN VipClanSetNicAttributes(VIP_NIC_HANDLE NicHandle, const VIP_CLAN_NIC_
     n->revoke_on_completion = a->RevokeOnCompletion != VIP_FALSE;
   }
   n->cache.set_capacity(a->MappingCacheEntries);
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipClanCQWake(VIP_CQ_HANDLE CQHandle) {
+  Cq* cq = cq_of(CQHandle);
+  if (!cq) return VIP_INVALID_PARAMETER;
+  cq->wakes.fetch_add(1, std::memory_order_acq_rel);
+  cq->eq.notify(cq->kick);
   return VIP_SUCCESS;
 }
 

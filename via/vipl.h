@@ -352,6 +352,11 @@ typedef struct {
 
 VIP_RETURN VipClanQueryNicStats(IN VIP_NIC_HANDLE NicHandle, OUT VIP_CLAN_NIC_STATS* Stats);
 
+/* Wakes a thread blocked in VipCQWait on this CQ (or the next caller, if none
+ * is blocked): it returns VIP_NOT_DONE. For a thread that waits for a CQ and
+ * for something else, e.g. a server that also hands out new connections. */
+VIP_RETURN VipClanCQWake(IN VIP_CQ_HANDLE CQHandle);
+
 #ifdef __cplusplus
 }
 #endif
