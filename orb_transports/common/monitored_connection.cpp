@@ -12,7 +12,7 @@ namespace clanorb {
 MonitoredConnection::MonitoredConnection(MonitoredEndpoint* endpoint) : endpoint_(endpoint) {
   if (!endpoint_) return;
   endpoint_->acquire();
-  auto s = endpoint_->events().add_source(0);
+  auto s = endpoint_->add_source();
   if (s) {
     source_ = s.value();
     endpoint_->add_connection(this, source_);
@@ -28,7 +28,7 @@ void MonitoredConnection::detach_from_endpoint() {
   if (!endpoint_) return;
   disarm();
   endpoint_->remove_connection(source_);  // waits for a dispatch in progress
-  endpoint_->events().remove_source(source_);
+  endpoint_->remove_source(source_);
 }
 
 MonitoredConnection::~MonitoredConnection() {
@@ -37,7 +37,7 @@ MonitoredConnection::~MonitoredConnection() {
 
 void MonitoredConnection::notify_monitor() {
   if (endpoint_ && (flags_.load(std::memory_order_acquire) & kSelectable)) {
-    endpoint_->events().notify(source_);
+    endpoint_->signal(source_);
   }
 }
 
@@ -50,7 +50,7 @@ void MonitoredConnection::setSelectable(int now, CORBA::Boolean data_in_buffer) 
   flags_.fetch_or(kSelectable | (data_in_buffer ? kDataInBuffer : 0), std::memory_order_acq_rel);
   arm();
   // Data that arrived before we armed fired no event: look now.
-  if (data_in_buffer || readable()) endpoint_->events().notify(source_);
+  if (data_in_buffer || readable()) endpoint_->signal(source_);
 }
 
 void MonitoredConnection::clearSelectable() {
@@ -93,7 +93,7 @@ CORBA::Boolean MonitoredConnection::Peek() {
   }
   flags_.fetch_and(~kPeeking, std::memory_order_acq_rel);
   // Data may have landed while the monitor skipped us: let it look again.
-  if (readable()) endpoint_->events().notify(source_);
+  if (readable()) endpoint_->signal(source_);
   return 0;
 }
 

@@ -29,7 +29,7 @@ thread_local MonitoredConnection* dispatching = nullptr;
 }  // namespace
 
 MonitoredEndpoint::MonitoredEndpoint(const char* scheme, std::string node, uint16_t port)
-    : scheme_(scheme), node_(std::move(node)), port_(port) {}
+    : node_(std::move(node)), port_(port), scheme_(scheme) {}
 
 MonitoredEndpoint::~MonitoredEndpoint() = default;
 
@@ -37,33 +37,67 @@ void MonitoredEndpoint::release() {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
 }
 
-CORBA::Boolean MonitoredEndpoint::Bind() {
+std::string MonitoredEndpoint::open_listener() {
   fabric_ = Fabric::get(node_);
-  if (!fabric_) return 0;
+  if (!fabric_) return "";
   // Port 0: the first free one on this node.
   for (uint32_t p = port_ ? port_ : 1; p <= 65535; ++p) {
     auto l = fabric_->oob().listen(static_cast<uint16_t>(p));
     if (l) {
       listener_ = std::move(l.value());
       port_ = static_cast<uint16_t>(p);
-      break;
+      return fabric_->node();
     }
     if (l.error() != Errc::kAddressInUse || port_ != 0) {
       omniORB::logger log;
       log << scheme_ << ": cannot listen on port " << p << ": " << clan::to_string(l.error()) << "\n";
-      return 0;
+      return "";
     }
   }
-  if (!listener_) return 0;
+  return "";
+}
+
+std::optional<MonitoredEndpoint::Acceptor> MonitoredEndpoint::next_request(clan::Deadline deadline) {
+  auto r = listener_->next_request(deadline);
+  if (!r) {
+    if (r.error() == Errc::kTimeout) return Acceptor();
+    return std::nullopt;  // the connection manager stopped
+  }
+  // Shared so the Acceptor is copyable; dropping it unused refuses the request.
+  auto request = std::make_shared<clan::OobRequest>(std::move(r.value()));
+  return Acceptor([this, request] { return accept_one(*request); });
+}
+
+bool MonitoredEndpoint::open_events() {
   auto q = fabric_->nic().create_event_queue();
   if (!q) {
     omniORB::logs(1, "clanorb: no event queue left on the NIC");
-    return 0;
+    return false;
   }
   events_ = std::move(q.value());
-  poke_source_ = events_.add_source(kPokeEvent).value();
-  accept_source_ = events_.add_source(kAcceptEvent).value();
-  address_ = std::string(scheme_) + ":" + fabric_->node() + ":" + std::to_string(port_);
+  return true;
+}
+
+clan::Result<uint32_t> MonitoredEndpoint::add_source() { return events_.add_source(0); }
+
+std::optional<uint32_t> MonitoredEndpoint::next_event() {
+  auto ev = events_.wait(clan::Deadline::never());
+  if (!ev) return std::nullopt;
+  return ev->source;
+}
+
+CORBA::Boolean MonitoredEndpoint::Bind() {
+  const std::string node = open_listener();
+  if (node.empty() || !open_events()) return 0;
+  auto poke = add_source();
+  auto accept = add_source();
+  if (!poke || !accept) {
+    omniORB::logs(1, "clanorb: no event source left for an endpoint");
+    return 0;
+  }
+  poke_source_ = poke.value();
+  accept_source_ = accept.value();
+  address_ = std::string(scheme_) + ":" + node + ":" + std::to_string(port_);
   addresses_.length(1);
   addresses_[0] = address_.c_str();
   acceptor_ = std::thread([this] { accept_loop(); });
@@ -103,16 +137,14 @@ CORBA::Boolean MonitoredEndpoint::publish(const orbServer::PublishSpecs& specs, 
 
 void MonitoredEndpoint::accept_loop() {
   while (!stopping_.load(std::memory_order_acquire)) {
-    auto r = listener_->next_request(clan::Deadline::after(kAcceptPoll));
-    if (!r) {
-      if (r.error() == Errc::kTimeout) continue;
-      break;  // the connection manager stopped
-    }
+    auto r = next_request(clan::Deadline::after(kAcceptPoll));
+    if (!r) break;     // the listener stopped
+    if (!*r) continue;  // timeout
     {
       std::lock_guard lock(pending_mu_);
-      pending_.push_back(std::move(r.value()));
+      pending_.push_back(std::move(*r));
     }
-    events_.notify(accept_source_);
+    signal(accept_source_);
   }
 }
 
@@ -124,20 +156,19 @@ giopConnection* MonitoredEndpoint::AcceptAndMonitor(giopConnection::notifyReadab
     if (poked_.exchange(false, std::memory_order_acq_rel)) return nullptr;
     // New connections first.
     for (;;) {
-      std::optional<clan::OobRequest> req;
+      Acceptor accept;
       {
         std::lock_guard lock(pending_mu_);
         if (pending_.empty()) break;
-        req.emplace(std::move(pending_.front()));
+        accept = std::move(pending_.front());
         pending_.pop_front();
-        if (!pending_.empty()) events_.notify(accept_source_);
+        if (!pending_.empty()) signal(accept_source_);
       }
-      if (giopConnection* c = accept_one(*req)) return c;
+      if (giopConnection* c = accept()) return c;
     }
-    auto ev = events_.wait(clan::Deadline::never());
-    if (!ev) continue;
-    if (ev->source == poke_source_ || ev->source == accept_source_) continue;
-    dispatch(ev->source);
+    auto source = next_event();
+    if (!source || *source == poke_source_ || *source == accept_source_) continue;
+    dispatch(*source);
   }
 }
 
@@ -182,13 +213,13 @@ void MonitoredEndpoint::remove_connection(uint32_t source) {
 
 void MonitoredEndpoint::Poke() {
   poked_.store(true, std::memory_order_release);
-  events_.notify(poke_source_);
+  signal(poke_source_);
 }
 
 void MonitoredEndpoint::Shutdown() {
   stopping_.store(true, std::memory_order_release);
   if (acceptor_.joinable()) acceptor_.join();
-  listener_.reset();
+  close_listener();
   {
     std::lock_guard lock(pending_mu_);
     pending_.clear();  // their destructors refuse them

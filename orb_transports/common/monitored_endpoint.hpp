@@ -7,12 +7,16 @@
 // once Shutdown() was called and its last connection is gone.
 //
 // A transport derives from it and makes its connections in accept_one().
+// A transport with its own connection manager and completion mechanism
+// (giop:via) overrides the listener and event hooks instead.
 #pragma once
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -53,19 +57,46 @@ class MonitoredEndpoint : public omni::giopEndpoint {
   void acquire() { refs_.fetch_add(1, std::memory_order_relaxed); }
   void release();
 
+  // Event hooks. The defaults use the endpoint's event queue on the process
+  // fabric's NIC, into which armed connections direct their tripwires.
+  // A new event source for a connection (kNoResources if none is left).
+  virtual clan::Result<uint32_t> add_source();
+  virtual void remove_source(uint32_t source) { events_.remove_source(source); }
+  // Makes AcceptAndMonitor look at `source` (never blocks).
+  virtual void signal(uint32_t source) { events_.notify(source); }
+
  protected:
+  // Makes a connection when a connect request is accepted (null: refused,
+  // the reason logged).
+  using Acceptor = std::function<omni::giopConnection*()>;
+
   ~MonitoredEndpoint() override;
-  // Sets up the transport's connection for an accepted request; null (with
-  // the reason logged) if it could not, the request being refused then.
-  virtual omni::giopConnection* accept_one(clan::OobRequest& request) = 0;
+  // Sets up the transport's connection for an accepted OOB request; null
+  // (with the reason logged) if it could not, the request being refused then.
+  // Used by the default listener hooks.
+  virtual omni::giopConnection* accept_one(clan::OobRequest&) { return nullptr; }
+
+  // Listener hooks. The defaults listen on the process fabric's OOB manager.
+  // Starts listening on node_:port_ (port 0: the first free one), setting
+  // port_; returns the node name used, or "" (the reason logged).
+  virtual std::string open_listener();
+  // Waits until `deadline` for a connect request: how to accept it, an empty
+  // Acceptor on timeout, nullopt if the listener has stopped for good.
+  virtual std::optional<Acceptor> next_request(clan::Deadline deadline);
+  virtual void close_listener() { listener_.reset(); }
+  // Sets up the event sources of the endpoint itself; false if it cannot.
+  virtual bool open_events();
+  // Blocks until a source may need looking at; nullopt: look at nothing.
+  virtual std::optional<uint32_t> next_event();
+
+  std::string node_;
+  uint16_t port_;
 
  private:
   void accept_loop();
   void dispatch(uint32_t source);
 
   const char* scheme_;
-  std::string node_;
-  uint16_t port_;
   std::string address_;
   _OMNI_NS(orbServer)::EndpointList addresses_;
   std::shared_ptr<Fabric> fabric_;
@@ -75,7 +106,7 @@ class MonitoredEndpoint : public omni::giopEndpoint {
 
   std::thread acceptor_;
   std::mutex pending_mu_;
-  std::deque<clan::OobRequest> pending_;
+  std::deque<Acceptor> pending_;
 
   std::mutex registry_mu_;
   std::unordered_map<uint32_t, MonitoredConnection*> connections_;
