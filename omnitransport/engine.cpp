@@ -24,11 +24,31 @@ Errc Engine::send(const void* data, size_t len, bool complete, bool exactly_once
   return server_send(p, len, complete, now_ns);
 }
 
+Errc Engine::send_in_place(std::byte* data, size_t len, bool complete, bool exactly_once,
+                           Retain retain, uint64_t now_ns) {
+  if (sink_ == nullptr || len <= kHeaderSize) return send(data, len, complete, exactly_once, now_ns);
+  lend_ = data;
+  lend_retain_ = retain;
+  const Errc e = send(data, len, complete, exactly_once, now_ns);
+  lend_ = nullptr;
+  if (retain == Retain::kCopy) {
+    // The pool could not take these yet: the buffer is going away, keep copies.
+    for (Buf& b : unsent_) {
+      if (b.lent != nullptr) own(b);
+    }
+  }
+  return e;
+}
+
 // Packet handler: fragments one strand chunk to the MTU and inserts headers.
 // A chunk that needs several packets is marked "fragmented" on every piece.
 // Exactly-once packets go through the pool (held_ until acknowledged);
 // one-way packets are transmitted and forgotten (at-most-once).
 void Engine::queue_chunk(const std::byte* data, size_t len, bool complete, bool eo, uint64_t now) {
+  if (lend_ != nullptr && data == lend_ && len > kHeaderSize) {
+    queue_chunk_in_place(lend_, len, complete, eo, now);
+    return;
+  }
   const size_t maxp = max_payload();
   const size_t n = len == 0 ? 1 : (len + maxp - 1) / maxp;
   for (size_t i = 0; i < n; ++i) {
@@ -42,21 +62,141 @@ void Engine::queue_chunk(const std::byte* data, size_t len, bool complete, bool 
     h.call_seq = tx_call_;
     h.pkt_seq = tx_next_pkt_++;
     h.fragmented = n > 1;
-    std::vector<std::byte> bytes(kHeaderSize + plen);
-    encode(h, bytes.data());
-    if (plen != 0) std::memcpy(bytes.data() + kHeaderSize, data + off, plen);
     if (eo) {
-      unsent_.push_back(Buf{h.call_seq, h.pkt_seq, std::move(bytes)});
+      Buf b{h.call_seq, h.pkt_seq, take_spare()};
+      b.bytes.resize(kHeaderSize + plen);
+      encode(h, b.bytes.data());
+      if (plen != 0) std::memcpy(b.bytes.data() + kHeaderSize, data + off, plen);
+      unsent_.push_back(std::move(b));
     } else {
-      emit(std::move(bytes));
+      std::vector<std::byte> bytes = take_spare();
+      bytes.resize(kHeaderSize + plen);
+      encode(h, bytes.data());
+      if (plen != 0) std::memcpy(bytes.data() + kHeaderSize, data + off, plen);
+      if (sink_ != nullptr) {
+        emit(bytes.data(), bytes.size());
+        recycle(std::move(bytes));
+      } else {
+        ++stats_.packets_sent;
+        out_.push_back(Packet{std::move(bytes)});
+      }
     }
   }
   if (eo) pump(now);
 }
 
-void Engine::emit(std::vector<std::byte> bytes) {
+// The copy-out trick (Fig. 9). Packet 0 carries the chunk's first
+// kHeaderSize bytes, copied out; packet j >= 1 carries the bytes from
+// kHeaderSize + (j - 1) * max_payload on, with its header written over the
+// kHeaderSize bytes just before them (sent already, by the packet before)
+// for the time of its transmission.
+void Engine::queue_chunk_in_place(std::byte* data, size_t len, bool complete, bool eo, uint64_t now) {
+  const size_t maxp = max_payload();
+  const size_t rest = len - kHeaderSize;
+  const size_t n = 1 + (rest + maxp - 1) / maxp;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t off = i == 0 ? 0 : kHeaderSize + (i - 1) * maxp;
+    const size_t plen = i == 0 ? kHeaderSize : std::min(maxp, len - off);
+    const bool last = i + 1 == n;
+    Header h;
+    h.type = last && complete ? PacketType::kComplete : PacketType::kPartial;
+    h.exactly_once = eo;
+    h.size = static_cast<uint16_t>(kHeaderSize + plen);
+    h.call_seq = tx_call_;
+    h.pkt_seq = tx_next_pkt_++;
+    h.fragmented = true;
+    Buf b{h.call_seq, h.pkt_seq, take_spare()};
+    if (i == 0) {  // the copied-out head
+      b.bytes.resize(kHeaderSize + plen);
+      encode(h, b.bytes.data());
+      std::memcpy(b.bytes.data() + kHeaderSize, data, plen);
+    } else {
+      b.bytes.resize(kHeaderSize);
+      encode(h, b.bytes.data());
+      b.lent = data + off;
+      b.lent_len = plen;
+      b.copy_after_send = lend_retain_ == Retain::kCopy;
+    }
+    if (eo) {
+      unsent_.push_back(std::move(b));
+    } else {
+      b.copy_after_send = false;  // one-ways are never kept
+      transmit(b);
+      recycle(std::move(b.bytes));
+    }
+  }
+  if (eo) pump(now);
+}
+
+void Engine::emit(const std::byte* p, size_t n) {
   ++stats_.packets_sent;
+  if (sink_ != nullptr) {
+    sink_->transmit(p, n);
+    return;
+  }
+  std::vector<std::byte> bytes = take_spare();
+  bytes.assign(p, p + n);
   out_.push_back(Packet{std::move(bytes)});
+}
+
+void Engine::transmit_in_place(const std::byte* header, std::byte* payload, size_t n) {
+  if (sink_ == nullptr) {  // queued for later: the buffer may be gone by then
+    std::vector<std::byte> bytes = take_spare();
+    bytes.resize(kHeaderSize + n);
+    std::memcpy(bytes.data(), header, kHeaderSize);
+    std::memcpy(bytes.data() + kHeaderSize, payload, n);
+    ++stats_.packets_sent;
+    out_.push_back(Packet{std::move(bytes)});
+    return;
+  }
+  std::byte* const at = payload - kHeaderSize;
+  std::byte saved[kHeaderSize];
+  std::memcpy(saved, at, kHeaderSize);
+  std::memcpy(at, header, kHeaderSize);
+  ++stats_.packets_sent;
+  sink_->transmit(at, kHeaderSize + n);
+  std::memcpy(at, saved, kHeaderSize);
+}
+
+void Engine::transmit(Buf& b) {
+  if (b.lent == nullptr) {
+    emit(b.bytes.data(), b.bytes.size());
+    return;
+  }
+  transmit_in_place(b.bytes.data(), b.lent, b.lent_len);
+  if (b.copy_after_send) own(b);
+}
+
+// A packet in a lent buffer becomes one the engine owns (header + payload).
+void Engine::own(Buf& b) {
+  std::vector<std::byte> bytes = take_spare();
+  bytes.resize(kHeaderSize + b.lent_len);
+  std::memcpy(bytes.data(), b.bytes.data(), kHeaderSize);
+  std::memcpy(bytes.data() + kHeaderSize, b.lent, b.lent_len);
+  recycle(std::move(b.bytes));
+  b.bytes = std::move(bytes);
+  b.lent = nullptr;
+  b.lent_len = 0;
+  b.copy_after_send = false;
+}
+
+bool Engine::borrowed() const {
+  auto lent = [](const Buf& b) { return b.lent != nullptr; };
+  return std::any_of(held_.begin(), held_.end(), lent) || std::any_of(unsent_.begin(), unsent_.end(), lent);
+}
+
+std::vector<std::byte> Engine::take_spare() {
+  if (spare_.empty()) return {};
+  std::vector<std::byte> v = std::move(spare_.back());
+  spare_.pop_back();
+  return v;
+}
+
+void Engine::recycle(std::vector<std::byte>&& bytes) {
+  constexpr size_t kMaxSpare = 32;
+  if (bytes.capacity() == 0 || spare_.size() >= kMaxSpare) return;
+  bytes.clear();
+  spare_.push_back(std::move(bytes));
 }
 
 void Engine::send_control(PacketType t, uint8_t call, uint8_t pkt) {
@@ -66,8 +206,8 @@ void Engine::send_control(PacketType t, uint8_t call, uint8_t pkt) {
   h.size = kHeaderSize;
   h.call_seq = call;
   h.pkt_seq = pkt;
-  std::vector<std::byte> bytes(kHeaderSize);
-  encode(h, bytes.data());
+  std::byte bytes[kHeaderSize];
+  encode(h, bytes);
   switch (t) {
     case PacketType::kNack: ++stats_.nacks_sent; break;
     case PacketType::kCallAck: ++stats_.call_acks_sent; break;
@@ -76,7 +216,7 @@ void Engine::send_control(PacketType t, uint8_t call, uint8_t pkt) {
     case PacketType::kPartial:
     case PacketType::kComplete: break;
   }
-  emit(std::move(bytes));
+  emit(bytes, kHeaderSize);
 }
 
 // Moves waiting packets into the pool while it has room; when the pool is
@@ -85,7 +225,7 @@ void Engine::pump(uint64_t now) {
   while (!unsent_.empty() && held_.size() < cfg_.pool_buffers) {
     Buf b = std::move(unsent_.front());
     unsent_.pop_front();
-    emit(b.bytes);
+    transmit(b);
     held_.push_back(std::move(b));
   }
   if (!unsent_.empty() && !reclaim_outstanding_) start_reclaim(now);
@@ -102,6 +242,7 @@ void Engine::start_reclaim(uint64_t now) {
 size_t Engine::ack_below(uint8_t call, uint8_t pkt) {
   size_t freed = 0;
   while (!held_.empty() && held_.front().call == call && seq_lt(held_.front().pkt, pkt)) {
+    recycle(std::move(held_.front().bytes));
     held_.pop_front();
     ++freed;
   }
@@ -109,16 +250,15 @@ size_t Engine::ack_below(uint8_t call, uint8_t pkt) {
 }
 
 void Engine::ack_all() {
-  held_.clear();
-  unsent_.clear();
+  drop_all();
   reclaim_outstanding_ = false;
 }
 
 size_t Engine::retransmit_from(uint8_t call, uint8_t pkt) {
   size_t n = 0;
-  for (const Buf& b : held_) {
+  for (Buf& b : held_) {
     if (b.call != call || seq_lt(b.pkt, pkt)) continue;
-    emit(b.bytes);
+    transmit(b);
     ++stats_.packets_retransmitted;
     ++n;
   }
@@ -126,8 +266,8 @@ size_t Engine::retransmit_from(uint8_t call, uint8_t pkt) {
 }
 
 void Engine::retransmit_all() {
-  for (const Buf& b : held_) {
-    emit(b.bytes);
+  for (Buf& b : held_) {
+    transmit(b);
     ++stats_.packets_retransmitted;
   }
 }
@@ -168,6 +308,7 @@ bool Engine::dup_response_allowed(uint64_t now) {
 void Engine::deliver(Delivery what, const std::byte* data, size_t len, bool complete, bool eo) {
   Received r;
   r.what = what;
+  r.data = take_spare();
   if (len != 0) r.data.assign(data, data + len);
   r.complete = complete;
   r.exactly_once = eo;
@@ -178,9 +319,7 @@ void Engine::deliver(Delivery what, const std::byte* data, size_t len, bool comp
 void Engine::to_zombie(Delivery why) {
   if (state_ == State::kZombie) return;
   state_ = State::kZombie;
-  held_.clear();
-  unsent_.clear();
-  reclaim_outstanding_ = false;
+  drop_all();
   retx_due_.reset();
   ack_due_.reset();
   deliver(why, nullptr, 0, false, false);
@@ -224,7 +363,16 @@ void Engine::fail(uint64_t /*now_ns*/) { to_zombie(Delivery::kBad); }
 
 void Engine::close(uint64_t /*now_ns*/) { to_zombie(Delivery::kEof); }
 
+void Engine::drop_all() {
+  for (Buf& b : held_) recycle(std::move(b.bytes));
+  for (Buf& b : unsent_) recycle(std::move(b.bytes));
+  held_.clear();
+  unsent_.clear();
+  reclaim_outstanding_ = false;
+}
+
 bool Engine::next_packet(Packet& out) {
+  recycle(std::move(out.bytes));
   if (out_.empty()) return false;
   out = std::move(out_.front());
   out_.pop_front();
@@ -232,6 +380,7 @@ bool Engine::next_packet(Packet& out) {
 }
 
 bool Engine::next_received(Received& out) {
+  recycle(std::move(out.data));
   if (in_.empty()) return false;
   out = std::move(in_.front());
   in_.pop_front();

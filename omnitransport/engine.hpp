@@ -54,6 +54,30 @@ struct Stats {
   uint64_t buffers_held = 0;           // now: exactly-once packets held unacked + waiting for pool space
 };
 
+// Where an engine with a sink transmits: synchronously, from inside the call
+// that produced the packet (send, on_packet, on_timer, ...). `packet` is
+// header + payload and valid only during the call; it may point into a
+// buffer the caller lent to send_in_place(). Without a sink, packets queue
+// for next_packet().
+class PacketSink {
+ public:
+  virtual void transmit(const std::byte* packet, size_t len) = 0;
+
+ protected:
+  ~PacketSink() = default;
+};
+
+// send_in_place(): what the engine keeps of an exactly-once chunk it must be
+// able to retransmit.
+enum class Retain : uint8_t {
+  kCopy,    // the buffer is valid only during the call: after transmitting
+            // from it, the engine keeps a copy of each packet (and copies
+            // whatever the pool could not take yet)
+  kBorrow,  // the caller keeps the buffer valid and unchanged until the
+            // engine lets go of it (borrowed() == false): retransmissions
+            // are made from it, in place, too
+};
+
 class Engine {
  public:
   Engine(Role role, EngineConfig config = {});
@@ -67,6 +91,30 @@ class Engine {
   // Fragments to the MTU; exactly-once packets beyond pool_buffers wait and a
   // RECLAIM is sent. Errors: kZombie, kWrongState.
   Errc send(const void* data, size_t len, bool complete, bool exactly_once, uint64_t now_ns);
+
+  // The copy-out trick (paper 002 sect. 4.4, Fig. 9): sends a chunk that has
+  // no room for a header in front of it without copying it. The first
+  // kHeaderSize bytes are copied out into a small packet of their own; every
+  // further packet is sent in place: the kHeaderSize bytes in front of its
+  // payload (already sent) are saved, the header is written over them, the
+  // packet goes to the sink, and the bytes are restored. On return `data`
+  // holds exactly what it held on entry. All packets of the chunk are marked
+  // fragmented. Same states, errors and sequence numbers as send(); a chunk
+  // of kHeaderSize bytes or less, or an engine without a sink, takes the
+  // copying path of send().
+  Errc send_in_place(std::byte* data, size_t len, bool complete, bool exactly_once, Retain retain,
+                     uint64_t now_ns);
+
+  // nullptr (the default): packets queue for next_packet(). Set it while
+  // nothing is queued, or the queued packets would come out after newer ones.
+  void set_sink(PacketSink* sink) { sink_ = sink; }
+
+  // Some held or waiting packet still lives in a buffer lent with Retain::kBorrow.
+  bool borrowed() const;
+
+  // Gives a spent buffer (e.g. a Received::data the driver consumed) back
+  // for reuse, so that steady traffic allocates nothing.
+  void recycle(std::vector<std::byte>&& bytes);
 
   // One raw datagram from the link. Malformed ones are counted and dropped.
   void on_packet(const std::byte* data, size_t len, uint64_t now_ns);
@@ -85,7 +133,7 @@ class Engine {
   struct Packet {
     std::vector<std::byte> bytes;  // header + payload, ready for the link
   };
-  bool next_packet(Packet& out);  // to transmit, in order
+  bool next_packet(Packet& out);  // to transmit, in order; out's old buffer is reused
 
   struct Received {
     Delivery what = Delivery::kData;
@@ -93,7 +141,7 @@ class Engine {
     bool complete = false;        // kData: last buffer of the request/reply
     bool exactly_once = false;    // kData: the call's semantics (server: false = one-way, no reply)
   };
-  bool next_received(Received& out);  // data/events for the strand, in order
+  bool next_received(Received& out);  // data/events for the strand, in order; out's old buffer is reused
 
   std::optional<uint64_t> next_timer() const;  // absolute ns when on_timer is due
   State state() const { return state_; }
@@ -104,18 +152,29 @@ class Engine {
 
  private:
   struct Buf {
-    uint8_t call;
-    uint8_t pkt;
+    uint8_t call = 0;
+    uint8_t pkt = 0;
+    // Header + payload; or, for a packet in a lent buffer, the header alone
+    // and the payload at `lent` (kHeaderSize writable bytes before it belong
+    // to the same buffer).
     std::vector<std::byte> bytes;
+    std::byte* lent = nullptr;
+    size_t lent_len = 0;
+    bool copy_after_send = false;  // Retain::kCopy: own a copy once transmitted
   };
 
   // Transmission (engine.cpp).
-  void emit(std::vector<std::byte> bytes);
+  void emit(const std::byte* p, size_t n);
+  void transmit(Buf& b);
+  void transmit_in_place(const std::byte* header, std::byte* payload, size_t n);
+  void own(Buf& b);
+  std::vector<std::byte> take_spare();
   void send_control(PacketType t, uint8_t call, uint8_t pkt);
   void pump(uint64_t now);
   void start_reclaim(uint64_t now);
   size_t ack_below(uint8_t call, uint8_t pkt);
   void ack_all();
+  void drop_all();  // frees every held and waiting buffer
   size_t retransmit_from(uint8_t call, uint8_t pkt);
   void retransmit_all();
   void on_reclaim_ack(const Header& h, uint64_t now);
@@ -139,6 +198,7 @@ class Engine {
   void server_rearm(uint64_t now);
 
   void queue_chunk(const std::byte* data, size_t len, bool complete, bool eo, uint64_t now);
+  void queue_chunk_in_place(std::byte* data, size_t len, bool complete, bool eo, uint64_t now);
 
   Role role_;
   EngineConfig cfg_;
@@ -147,6 +207,11 @@ class Engine {
 
   std::deque<Packet> out_;
   std::deque<Received> in_;
+  PacketSink* sink_ = nullptr;
+  std::vector<std::vector<std::byte>> spare_;  // recycled packet/delivery buffers
+  // send_in_place() in progress: the chunk's buffer and what to keep of it.
+  std::byte* lend_ = nullptr;
+  Retain lend_retain_ = Retain::kCopy;
 
   // Outbound call (client: the request; server: the reply).
   uint8_t tx_call_ = 0;
