@@ -18,9 +18,20 @@
 //     4-byte message on each of the first N connections; the server echoes
 //     from its CQ loop. Messages/s through the CQ.
 //
-// Usage: bench_via [--quick] [--out DIR]
-// Tables go to stdout (Markdown), progress to stderr. Targets are reported,
-// never asserted: the exit status is non-zero only when something failed.
+// Usage: bench_via [--quick] [--out DIR] [--pin | --no-pin] [--spin-ns N]
+//                  [--only lat,bw,cq]
+// By default A and B are pinned to two different CPUs (after the
+// connections are made, so the DMA engine threads stay unpinned): on a
+// 2-vCPU machine an unpinned ping-pong can settle with both processes on one
+// CPU, where each waiter spins out its whole budget while the peer it waits
+// for cannot run (half round trips of budget + wake-up, ~55 us, for the raw
+// DMQ and VIA alike). The latency table reports futex sleeps per round trip
+// and CPU sharing so such a regime is visible. --spin-ns sets CLAN_SPIN_NS
+// for every NIC of both processes.
+// Tables go to stdout (Markdown), progress to stderr; --out DIR writes
+// DIR/via.csv and DIR/via.json (scripts/plot_via.py draws them). Targets are
+// reported, never asserted: the exit status is non-zero only when something
+// failed.
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
