@@ -46,4 +46,9 @@ void Tripwire::set_queue(EventQueue* queue, uint32_t source) {
 
 void Tripwire::poke() const { fire_tripwire(nic_->view(), slot_); }
 
+void Tripwire::wake_waiters() const {
+  slot_->fired.fetch_add(1, std::memory_order_seq_cst);
+  if (slot_->sleepers.load(std::memory_order_seq_cst) != 0) futex_wake_all(&slot_->fired);
+}
+
 }  // namespace clan

@@ -41,6 +41,10 @@ class Tripwire {
   void set_queue(EventQueue* queue, uint32_t source);
   // Fires it locally: wakes waiters so they re-check (e.g. on peer death).
   void poke() const;
+  // Wakes its waiters so they re-check, without posting to its event queue:
+  // for state a waiter's ready() reads that changed by other means. The
+  // system call happens only if a waiter sleeps.
+  void wake_waiters() const;
   bool valid() const { return nic_ != nullptr; }
   void reset();
 

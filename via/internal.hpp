@@ -172,6 +172,9 @@ struct Vi {
   std::deque<QueuedSend> sends;
   std::deque<RemoteDesc> remote;
   std::deque<VIP_DESCRIPTOR*> send_done, recv_done;
+  // Receive completions so far: VipRecvWait also waits for one found by
+  // another thread (e.g. one polling a completion queue).
+  std::atomic<uint64_t> recv_completions{0};
 
   // All under mu.
   void progress();

@@ -46,6 +46,8 @@ void Vi::finish_recv(PostedRecv& p, uint32_t status) {
   p.d->CS.Status = status | VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE;
   for (MemRegion* r : p.regions) nic->release(r);  // may revoke the peer's access
   recv_done.push_back(p.d);
+  recv_completions.fetch_add(1, std::memory_order_seq_cst);
+  if (conn) conn->tq_rx->tripwire().wake_waiters();  // a VipRecvWait elsewhere
   if (recv_cq) recv_cq->push(this, true);
 }
 
@@ -671,6 +673,7 @@ VIP_RETURN VipRecvWait(VIP_VI_HANDLE ViHandle, VIP_ULONG TimeOut, VIP_DESCRIPTOR
   const clan::Deadline deadline = deadline_ms(TimeOut);
   for (;;) {
     std::shared_ptr<Conn> c;
+    uint64_t seen = 0;
     {
       std::lock_guard lock(vi->mu);
       vi->progress();
@@ -678,11 +681,17 @@ VIP_RETURN VipRecvWait(VIP_VI_HANDLE ViHandle, VIP_ULONG TimeOut, VIP_DESCRIPTOR
       if (vi->state != VIP_STATE_CONNECTED || !vi->conn) return VIP_INVALID_STATE;
       if (vi->posted.empty()) return VIP_NOT_DONE;
       c = vi->conn;
+      seen = vi->recv_completions.load(std::memory_order_relaxed);
     }
     if (deadline.expired()) return VIP_TIMEOUT;
-    // The tripwire on the transfer queue's write pointer (sect. 3.4).
+    // The tripwire on the transfer queue's write pointer (sect. 3.4). Another
+    // thread progressing this VI (VipCQWait, VipRecvDone) may take the record
+    // first: its completion wakes us too.
     c->tq_rx->tripwire().wait(
-        [&c] { return c->tq_rx->readable() || c->down.load(std::memory_order_acquire) != 0; },
+        [&c, vi, seen] {
+          return c->tq_rx->readable() || c->down.load(std::memory_order_acquire) != 0 ||
+                 vi->recv_completions.load(std::memory_order_seq_cst) != seen;
+        },
         deadline);
   }
 }

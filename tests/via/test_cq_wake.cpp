@@ -2,11 +2,28 @@
 // with nobody waiting is kept for the next caller, once per call.
 #include <catch2/catch.hpp>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <fstream>
 #include <future>
+#include <sstream>
+#include <string>
 
 #include "tests/via/via_test_util.hpp"
 
 using namespace via_test;
+
+namespace {
+// The scheduler state of one of our threads ('S': asleep, e.g. on a futex).
+char thread_state(pid_t tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/stat");
+  std::string line;
+  std::getline(in, line);
+  const auto paren = line.rfind(')');
+  return paren == std::string::npos || paren + 2 >= line.size() ? '?' : line[paren + 2];
+}
+}  // namespace
 
 TEST_CASE("VipClanCQWake: wakes a blocked VipCQWait, which returns VIP_NOT_DONE", "[via][cq]") {
   RuntimeDir dir;
@@ -38,5 +55,52 @@ TEST_CASE("VipClanCQWake: a wake before the wait is kept, one per call", "[via][
   CHECK(VipCQWait(cq, 1000, &vi, &recv) == VIP_NOT_DONE);
   CHECK(VipCQWait(cq, 10, &vi, &recv) == VIP_TIMEOUT);
   CHECK(VipClanCQWake(nullptr) == VIP_INVALID_PARAMETER);
+  REQUIRE(VipDestroyCQ(cq) == VIP_SUCCESS);
+}
+
+// A thread in VipRecvWait and another polling the VI's receive CQ: whichever
+// progresses the VI first takes the transfer record; the other must still
+// see the completion (VipRecvWait used to sleep on, its record gone).
+TEST_CASE("VipRecvWait sees a completion another thread found through the CQ", "[via][cq]") {
+  RuntimeDir dir;
+  Node server, client;
+  REQUIRE(server.open("rws"));
+  REQUIRE(client.open("rwc"));
+  VIP_CQ_HANDLE cq = nullptr;
+  REQUIRE(VipCreateCQ(server.nic, 1024, &cq) == VIP_SUCCESS);
+  auto sa = vi_attributes(server.ptag);
+  auto ca = vi_attributes(client.ptag);
+  VIP_VI_HANDLE svi = nullptr, cvi = nullptr;
+  REQUIRE(VipCreateVi(server.nic, &sa, nullptr, cq, &svi) == VIP_SUCCESS);
+  REQUIRE(VipCreateVi(client.nic, &ca, nullptr, nullptr, &cvi) == VIP_SUCCESS);
+  REQUIRE(connect_pair(server, svi, cvi, "rws"));
+  constexpr int kRounds = 200;
+  int received = 0;
+  for (int i = 0; i < kRounds; ++i) {
+    REQUIRE(VipPostRecv(svi, server.make(0, 64), server.mh) == VIP_SUCCESS);
+    std::promise<pid_t> tid;
+    auto waiter = std::async(std::launch::async, [svi, &tid] {
+      tid.set_value(static_cast<pid_t>(syscall(SYS_gettid)));
+      VIP_DESCRIPTOR* d = nullptr;
+      return VipRecvWait(svi, 10000, &d);  // the bound only turns a hang into a failure
+    });
+    // Let the waiter fall asleep first, so this thread's VipCQWait takes the
+    // record while it is being woken.
+    const pid_t t = tid.get_future().get();
+    while (thread_state(t) != 'S') std::this_thread::yield();
+    REQUIRE(VipPostSend(cvi, client.make(1, 8), client.mh) == VIP_SUCCESS);
+    VIP_DESCRIPTOR* sd = nullptr;
+    REQUIRE(VipSendWait(cvi, 10000, &sd) == VIP_SUCCESS);
+    VIP_VI_HANDLE vi = nullptr;
+    VIP_BOOLEAN recv = VIP_FALSE;
+    REQUIRE(VipCQWait(cq, 10000, &vi, &recv) == VIP_SUCCESS);
+    CHECK(vi == svi);
+    if (waiter.get() == VIP_SUCCESS) ++received;
+  }
+  CHECK(received == kRounds);
+  REQUIRE(VipDisconnect(cvi) == VIP_SUCCESS);
+  REQUIRE(VipDestroyVi(cvi) == VIP_SUCCESS);
+  VipDisconnect(svi);
+  REQUIRE(VipDestroyVi(svi) == VIP_SUCCESS);
   REQUIRE(VipDestroyCQ(cq) == VIP_SUCCESS);
 }
