@@ -47,6 +47,8 @@ class MonitoredConnection : public omni::giopConnection {
   void detach_from_endpoint();
   // Wakes the monitor (e.g. after Shutdown, a closed connection is readable).
   void notify_monitor();
+  // This connection's event source on its endpoint.
+  uint32_t source() const { return source_; }
 
   // Readiness hooks of the transport.
   virtual bool readable() = 0;

@@ -30,6 +30,12 @@ Registry& registry() {
   return r;
 }
 
+// on_orb_destroy's callbacks; filled by static initialisers, never freed.
+std::vector<void (*)()>& releasers() {
+  static auto* r = new std::vector<void (*)()>;
+  return *r;
+}
+
 CORBA::Boolean encode_ior(omniInterceptors::encodeIOR_T::info_T& info) {
   const GIOP::Version& v = info.iiop.version;
   if (v.major == 1 && v.minor == 0) return 1;  // GIOP 1.0 profiles carry no components
@@ -124,6 +130,7 @@ class Initialiser final : public omniInitialiser {
       registry().published.clear();
     }
     Fabric::release();
+    for (void (*release)() : releasers()) release();
   }
 };
 #pragma GCC diagnostic pop
@@ -141,6 +148,8 @@ void register_transport(const char* name, CORBA::ULong tag) {
   std::lock_guard lock(registry().mu);
   registry().transports.emplace_back(name, tag);
 }
+
+void on_orb_destroy(void (*release)()) { releasers().push_back(release); }
 
 void publish_address(CORBA::ULong tag, const std::string& address) {
   std::lock_guard lock(registry().mu);

@@ -18,6 +18,9 @@ namespace clanorb {
 void register_transport(const char* name, CORBA::ULong tag);
 // Registers clanorb's -ORB options (done by register_transport).
 void register_orb_options();
+// Calls `release` when the last ORB is destroyed (after the fabric's
+// reference is dropped), e.g. to drop a transport's process-wide resources.
+void on_orb_destroy(void (*release)());
 // Puts `address` ("giop:clan:node:port") in every IOR made from now on.
 void publish_address(CORBA::ULong tag, const std::string& address);
 

@@ -26,6 +26,7 @@ inline std::vector<Transport> transports() {
       {"unix", {"giop:unix:{dir}/orb.sock"}, /*small_listen_backlog=*/true},
       {"clan", {"giop:clan::"}},
       {"otp", {"giop:otp::"}},
+      {"via", {"giop:via::"}},
   };
   return list;
 }

@@ -1,0 +1,250 @@
+#include "orb_transports/via/via_connection.hpp"
+
+#include <cstring>
+
+#include "orb_transports/common/fabric.hpp"
+#include "orb_transports/common/omni_time.hpp"
+#include "orb_transports/via/via_endpoint.hpp"
+
+OMNI_USING_NAMESPACE(omni)
+
+namespace clanorb {
+
+namespace {
+
+constexpr size_t kDescriptorBytes = VIP_DESCRIPTOR_ALIGNMENT;
+static_assert(sizeof(VIP_DESCRIPTOR) <= kDescriptorBytes);
+// The largest message: omniORB's chunks are split into messages this big.
+constexpr size_t kBufferBytes = 32 * 1024;
+constexpr size_t kMinBuffers = 2, kMaxBuffers = 64;
+
+// A deadline as a VIPL timeout in milliseconds, rounded up.
+VIP_ULONG timeout_ms(clan::Deadline d) {
+  const int ms = d.remaining_ms();
+  return ms < 0 ? VIP_INFINITE : static_cast<VIP_ULONG>(ms);
+}
+VIP_ULONG timeout_ms(const omni_time_t& deadline) { return timeout_ms(to_deadline(deadline)); }
+
+}  // namespace
+
+ViaConnection::ViaConnection(std::shared_ptr<ViaNic> nic, ViaEndpoint* endpoint)
+    : MonitoredConnection(endpoint), nic_(std::move(nic)), via_endpoint_(endpoint) {}
+
+bool ViaConnection::open() {
+  // -ORBclanRingBytes of receive buffers.
+  buffer_bytes_ = kBufferBytes;
+  buffers_ = fabric_options().ring_bytes / kBufferBytes;
+  buffers_ = buffers_ < kMinBuffers ? kMinBuffers : buffers_ > kMaxBuffers ? kMaxBuffers : buffers_;
+  const size_t descriptors = buffers_ + 1;
+  mem_bytes_ = descriptors * kDescriptorBytes + (buffers_ + 1) * buffer_bytes_;
+  VIP_NIC_HANDLE nic = nic_->handle();
+  void* p = nullptr;
+  VIP_RETURN r = VipClanAllocMem(nic, static_cast<VIP_ULONG>(mem_bytes_), &p);
+  const char* what = "VipClanAllocMem";
+  if (r == VIP_SUCCESS) {
+    mem_ = static_cast<std::byte*>(p);
+    VIP_MEM_ATTRIBUTES ma{nic_->ptag(), VIP_FALSE, VIP_FALSE};
+    r = VipRegisterMem(nic, mem_, static_cast<VIP_ULONG>(mem_bytes_), &ma, &mh_);
+    what = "VipRegisterMem";
+  }
+  if (r == VIP_SUCCESS) {
+    VIP_VI_ATTRIBUTES a{};
+    a.ReliabilityLevel = VIP_SERVICE_RELIABLE_DELIVERY;
+    a.MaxTransferSize = static_cast<VIP_ULONG>(buffer_bytes_);
+    a.Ptag = nic_->ptag();
+    r = VipCreateVi(nic, &a, nullptr, via_endpoint_ ? via_endpoint_->cq() : nullptr, &vi_);
+    what = "VipCreateVi";
+  }
+  if (r == VIP_SUCCESS) {
+    const size_t dma = fabric_options().dma_threshold;
+    VIP_CLAN_VI_ATTRIBUTES x{};
+    x.DeferSends = VIP_TRUE;
+    x.SplitRequests = VIP_FALSE;
+    x.TransferMode = dma == 0 ? VIP_CLAN_TRANSFER_PIO : VIP_CLAN_TRANSFER_AUTO;
+    x.PioThreshold = static_cast<VIP_ULONG>(dma == 0 ? buffer_bytes_ : dma - 1);
+    r = VipClanSetViAttributes(vi_, &x);
+    what = "VipClanSetViAttributes";
+  }
+  rx_state_.assign(buffers_, kEmpty);
+  for (size_t i = 0; r == VIP_SUCCESS && i < buffers_; ++i) {
+    if (!post_receive(i)) {
+      r = VIP_ERROR_RESOURCE;
+      what = "VipPostRecv";
+    }
+  }
+  if (r != VIP_SUCCESS) {
+    omniORB::logger l;
+    l << "giop:via: cannot set up a connection: " << what << ": " << via_error_name(r) << "\n";
+    return false;
+  }
+  if (via_endpoint_) via_endpoint_->attach(vi_, this, source());
+  return true;
+}
+
+ViaConnection::~ViaConnection() {
+  if (via_endpoint_ && vi_) via_endpoint_->detach(vi_);
+  detach_from_endpoint();
+  VIP_NIC_HANDLE nic = nic_->handle();
+  if (vi_) {
+    VipDisconnect(vi_);  // fails harmlessly if never connected or already down
+    VipDestroyVi(vi_);
+  }
+  if (mh_) VipDeregisterMem(nic, mem_, mh_);
+  if (mem_) VipClanFreeMem(nic, mem_);
+}
+
+void ViaConnection::set_addresses(std::string mine, std::string peer) {
+  my_address_ = std::move(mine);
+  peer_address_ = std::move(peer);
+}
+
+VIP_DESCRIPTOR* ViaConnection::descriptor(size_t i) const {
+  return reinterpret_cast<VIP_DESCRIPTOR*>(mem_ + i * kDescriptorBytes);
+}
+
+std::byte* ViaConnection::buffer(size_t i) const {
+  return mem_ + (buffers_ + 1) * kDescriptorBytes + i * buffer_bytes_;
+}
+
+bool ViaConnection::post_receive(size_t i) {
+  VIP_DESCRIPTOR* d = descriptor(i);
+  std::memset(d, 0, sizeof *d);
+  d->CS.SegCount = 1;
+  d->CS.Length = static_cast<VIP_UINT32>(buffer_bytes_);
+  d->DS[0].Local.Data.Address = buffer(i);
+  d->DS[0].Local.Handle = mh_;
+  d->DS[0].Local.Length = static_cast<VIP_UINT32>(buffer_bytes_);
+  rx_state_[i] = kEmpty;
+  return VipPostRecv(vi_, d, mh_) == VIP_SUCCESS;
+}
+
+void ViaConnection::mark(VIP_DESCRIPTOR* d, bool ok) {
+  taken_.fetch_add(1, std::memory_order_acq_rel);
+  const auto off = reinterpret_cast<std::byte*>(d) - mem_;
+  if (off < 0 || static_cast<size_t>(off) >= buffers_ * kDescriptorBytes) return;  // not ours
+  rx_state_[static_cast<size_t>(off) / kDescriptorBytes] = ok ? kDone : kFailed;
+}
+
+void ViaConnection::harvest() {
+  VIP_DESCRIPTOR* d = nullptr;
+  for (;;) {
+    VIP_RETURN r = VipRecvDone(vi_, &d);
+    if (r == VIP_SUCCESS) {
+      mark(d, true);
+    } else if (r == VIP_DESCRIPTOR_ERROR) {
+      mark(d, false);
+    } else {
+      return;
+    }
+  }
+}
+
+bool ViaConnection::readable() {
+  // Called by the monitor while another thread may be in Recv: look, never
+  // dequeue. A message taken already but not consumed counts too.
+  if (announced_.load(std::memory_order_acquire) > taken_.load(std::memory_order_acquire)) {
+    return true;
+  }
+  std::lock_guard lock(rx_mu_);
+  return rx_state_[next_rx_] != kEmpty;
+}
+
+bool ViaConnection::wait_readable(clan::Deadline deadline) {
+  // Peek, by the thread that owns the connection for reading.
+  {
+    std::lock_guard lock(rx_mu_);
+    harvest();
+    if (rx_state_[next_rx_] != kEmpty) return true;
+  }
+  VIP_DESCRIPTOR* d = nullptr;
+  VIP_RETURN r = VipRecvWait(vi_, timeout_ms(deadline), &d);
+  std::lock_guard lock(rx_mu_);
+  if (r == VIP_SUCCESS || r == VIP_DESCRIPTOR_ERROR) mark(d, r == VIP_SUCCESS);
+  // A broken VI is readable: Recv reports the error.
+  return rx_state_[next_rx_] != kEmpty || r == VIP_INVALID_STATE;
+}
+
+int ViaConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
+  auto* out = static_cast<std::byte*>(buf);
+  size_t got = 0;
+  std::unique_lock lock(rx_mu_);
+  while (got < sz) {
+    if (rx_state_[next_rx_] == kEmpty) harvest();
+    if (rx_state_[next_rx_] == kEmpty) {
+      if (got != 0) break;  // block only for the first message
+      lock.unlock();
+      VIP_DESCRIPTOR* d = nullptr;
+      VIP_RETURN r = VipRecvWait(vi_, timeout_ms(deadline), &d);
+      lock.lock();
+      if (r == VIP_SUCCESS || r == VIP_DESCRIPTOR_ERROR) {
+        mark(d, r == VIP_SUCCESS);
+        continue;
+      }
+      return r == VIP_TIMEOUT ? 0 : -1;  // VIP_INVALID_STATE: shut down or broken
+    }
+    if (rx_state_[next_rx_] == kFailed) {
+      if (got != 0) break;  // the error shows on the next call
+      return -1;
+    }
+    const VIP_DESCRIPTOR* d = descriptor(next_rx_);
+    // Length is written by the library after checking it against the buffer;
+    // check again, as everything the peer influenced.
+    const size_t len = d->CS.Length <= buffer_bytes_ ? d->CS.Length : 0;
+    const size_t n = sz - got < len - rx_off_ ? sz - got : len - rx_off_;
+    std::memcpy(out + got, buffer(next_rx_) + rx_off_, n);
+    got += n;
+    rx_off_ += n;
+    if (rx_off_ == len) {
+      // The whole message is out: the buffer goes back to the peer as a credit.
+      const size_t i = next_rx_;
+      next_rx_ = (next_rx_ + 1) % buffers_;
+      rx_off_ = 0;
+      if (!post_receive(i)) {
+        rx_state_[i] = kFailed;
+        if (got == 0) return -1;
+        break;
+      }
+    }
+  }
+  return static_cast<int>(got);
+}
+
+int ViaConnection::Send(void* buf, size_t sz, const omni_time_t& deadline) {
+  if (sz == 0) return 0;
+  VIP_DESCRIPTOR* sd = descriptor(buffers_);
+  VIP_DESCRIPTOR* done = nullptr;
+  if (send_pending_) {
+    // An earlier Send timed out waiting for a credit: its message must go
+    // first, and the buffer is still in use.
+    VIP_RETURN r = VipSendWait(vi_, timeout_ms(deadline), &done);
+    if (r == VIP_TIMEOUT) return 0;
+    if (r != VIP_SUCCESS) return -1;
+    send_pending_ = false;
+  }
+  const size_t n = sz < buffer_bytes_ ? sz : buffer_bytes_;
+  std::byte* sb = buffer(buffers_);
+  std::memcpy(sb, buf, n);
+  std::memset(sd, 0, sizeof *sd);
+  sd->CS.SegCount = 1;
+  sd->CS.Length = static_cast<VIP_UINT32>(n);
+  sd->DS[0].Local.Data.Address = sb;
+  sd->DS[0].Local.Handle = mh_;
+  sd->DS[0].Local.Length = static_cast<VIP_UINT32>(n);
+  if (VipPostSend(vi_, sd, mh_) != VIP_SUCCESS) return -1;
+  VIP_RETURN r = VipSendWait(vi_, timeout_ms(deadline), &done);
+  if (r == VIP_SUCCESS) return static_cast<int>(n);
+  if (r == VIP_TIMEOUT) {
+    send_pending_ = true;
+    return 0;
+  }
+  return -1;
+}
+
+void ViaConnection::Shutdown() {
+  // Breaks the VI: our blocked Recv/Send return errors, the peer sees the
+  // connection close once it has read what we sent.
+  VipDisconnect(vi_);
+  notify_monitor();  // a closed connection looks readable
+}
+
+}  // namespace clanorb

@@ -1,0 +1,99 @@
+// giop:via connection: one VIPL VI (reliable delivery) with its own CLAN
+// memory holding the descriptors, `buffers` receive buffers and one send
+// buffer, all registered once.
+//
+// Flow control is by credits, paper 001 style: a credit is a posted receive
+// descriptor. All of them are posted before the connection exists (they
+// travel in the handshake), and each goes back to the peer through the cookie
+// queue as soon as Recv has copied its message out. The VI defers sends
+// (sect. 3.7.1): a send that finds no credit waits for one instead of
+// overrunning the peer.
+//
+// Send copies a GIOP chunk (at most one buffer) into the send buffer and
+// posts it: VIPL moves it straight into the peer's receive buffer by PIO, or
+// by DMA from -ORBclanDmaThreshold bytes. Recv copies out of the receive
+// buffers in the order they were posted.
+//
+// On the server side every VI's receive queue reports to the endpoint's
+// completion queue (see ViaEndpoint). Readiness is "the completion queue has
+// announced more receives than Recv has taken": counted, not looked up with
+// VipRecvDone, so that only the thread reading the connection ever dequeues
+// its descriptors (a second dequeuer could take the completion a blocked
+// VipRecvWait is waiting for).
+//
+// Never throws; errors are return values, as omniORB's transports do.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "orb_transports/common/monitored_connection.hpp"
+#include "orb_transports/via/via_nic.hpp"
+
+namespace clanorb {
+
+class ViaEndpoint;
+
+class ViaConnection : public MonitoredConnection {
+ public:
+  // `endpoint` (server side) gives the completion queue; null for a client.
+  ViaConnection(std::shared_ptr<ViaNic> nic, ViaEndpoint* endpoint);
+  ~ViaConnection() override;
+  // Makes the VI with its memory and receive descriptors posted, not yet
+  // connected; false, logged, if a resource ran out.
+  bool open();
+
+  VIP_VI_HANDLE vi() const { return vi_; }
+  // The endpoint's monitor saw a receive completion of this VI on its CQ.
+  void announce() { announced_.fetch_add(1, std::memory_order_acq_rel); }
+  // Once connected (VipConnectRequest / VipConnectAccept on vi()).
+  void set_addresses(std::string mine, std::string peer);
+
+  int Send(void* buf, size_t sz, const omni_time_t& deadline) override;
+  int Recv(void* buf, size_t sz, const omni_time_t& deadline) override;
+  // Called with omniORB's transport lock held: does not wait for the peer.
+  void Shutdown() override;
+  const char* myaddress() override { return my_address_.c_str(); }
+  const char* peeraddress() override { return peer_address_.c_str(); }
+
+ protected:
+  bool readable() override;
+  bool wait_readable(clan::Deadline deadline) override;
+  // The completion queue always reports; arming is the monitor's business.
+  void notify_to(clan::EventQueue*, uint32_t) override {}
+
+ private:
+  static constexpr uint8_t kEmpty = 0, kDone = 1, kFailed = 2;
+  VIP_DESCRIPTOR* descriptor(size_t i) const;
+  std::byte* buffer(size_t i) const;
+  // Under rx_mu_: takes every completed receive descriptor VIPL holds.
+  void harvest();
+  void mark(VIP_DESCRIPTOR* d, bool ok);
+  bool post_receive(size_t i);
+
+  std::shared_ptr<ViaNic> nic_;
+  ViaEndpoint* via_endpoint_;
+  VIP_VI_HANDLE vi_ = nullptr;
+  std::byte* mem_ = nullptr;
+  size_t mem_bytes_ = 0;
+  VIP_MEM_HANDLE mh_ = 0;
+  size_t buffers_ = 0, buffer_bytes_ = 0;
+  std::string my_address_, peer_address_;
+
+  // Receive side: buffers complete in the order they were posted, so the
+  // next message is always in buffer next_rx_.
+  std::mutex rx_mu_;
+  std::vector<uint8_t> rx_state_;
+  size_t next_rx_ = 0;
+  size_t rx_off_ = 0;
+  // Receive completions announced by the CQ / dequeued by this connection.
+  std::atomic<uint64_t> announced_{0}, taken_{0};
+
+  // Send side (omniORB sends on a connection from one thread at a time).
+  bool send_pending_ = false;  // the send buffer is still being sent
+};
+
+}  // namespace clanorb

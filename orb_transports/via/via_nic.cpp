@@ -1,0 +1,110 @@
+#include "orb_transports/via/via_nic.hpp"
+
+#include <unistd.h>
+
+#include <cstring>
+
+#include <omniORB4/CORBA.h>
+
+namespace clanorb {
+
+namespace {
+std::mutex nic_mu;
+std::shared_ptr<ViaNic> the_nic;
+// Imported peer regions kept mapped: one per connection's receive memory,
+// so a server answering many clients does not map and unmap per reply.
+constexpr VIP_ULONG kMappingCacheEntries = 1024;
+}  // namespace
+
+std::shared_ptr<ViaNic> ViaNic::get(const std::string& node) {
+  std::lock_guard lock(nic_mu);
+  if (the_nic) {
+    if (!node.empty() && node != the_nic->node()) {
+      omniORB::logger l;
+      l << "giop:via: this process is already VIA node '" << the_nic->node().c_str()
+        << "'; cannot also be '" << node.c_str() << "'\n";
+      return nullptr;
+    }
+    return the_nic;
+  }
+  const std::string name = node.empty() ? "via" + std::to_string(getpid()) : node;
+  auto n = std::shared_ptr<ViaNic>(new ViaNic());
+  n->node_ = name;
+  VIP_RETURN r = VipOpenNic(name.c_str(), &n->nic_);
+  if (r == VIP_SUCCESS) r = VipCreatePtag(n->nic_, &n->ptag_);
+  if (r == VIP_SUCCESS) {
+    VIP_CLAN_NIC_ATTRIBUTES a{VIP_TRUE, kMappingCacheEntries};
+    r = VipClanSetNicAttributes(n->nic_, &a);
+  }
+  if (r != VIP_SUCCESS) {
+    omniORB::logger l;
+    l << "giop:via: cannot open VIA NIC '" << name.c_str() << "': " << via_error_name(r)
+      << (r == VIP_INVALID_PARAMETER ? " (bad name, or the node is taken)" : "") << "\n";
+    return nullptr;
+  }
+  the_nic = n;
+  return n;
+}
+
+void ViaNic::release() {
+  std::lock_guard lock(nic_mu);
+  the_nic.reset();
+}
+
+ViaNic::~ViaNic() {
+  if (!nic_) return;
+  if (ptag_) VipDestroyPtag(nic_, ptag_);
+  VipCloseNic(nic_);
+}
+
+bool ViaNic::claim_port(uint16_t port) {
+  std::lock_guard lock(mu_);
+  return ports_.insert(port).second;
+}
+
+void ViaNic::free_port(uint16_t port) {
+  std::lock_guard lock(mu_);
+  ports_.erase(port);
+}
+
+ViaNetAddress::ViaNetAddress(const std::string& host, uint16_t port) {
+  const std::string disc = port ? std::to_string(port) : "";
+  VIP_NET_ADDRESS* a = get();
+  const size_t h = host.size() < VIP_CLAN_MAX_HOST_ADDRESS ? host.size() : VIP_CLAN_MAX_HOST_ADDRESS;
+  a->HostAddressLen = static_cast<VIP_UINT16>(h);
+  a->DiscriminatorLen = static_cast<VIP_UINT16>(disc.size());
+  std::memcpy(a->HostAddress, host.data(), h);
+  std::memcpy(a->HostAddress + h, disc.data(), disc.size());
+}
+
+std::string ViaNetAddress::host() const {
+  const auto* a = reinterpret_cast<const VIP_NET_ADDRESS*>(bytes);
+  const size_t h = a->HostAddressLen < VIP_CLAN_MAX_HOST_ADDRESS ? a->HostAddressLen
+                                                                 : VIP_CLAN_MAX_HOST_ADDRESS;
+  return std::string(reinterpret_cast<const char*>(a->HostAddress), h);
+}
+
+const char* via_error_name(VIP_RETURN r) {
+  switch (r) {
+    case VIP_SUCCESS: return "VIP_SUCCESS";
+    case VIP_NOT_DONE: return "VIP_NOT_DONE";
+    case VIP_INVALID_PARAMETER: return "VIP_INVALID_PARAMETER";
+    case VIP_ERROR_RESOURCE: return "VIP_ERROR_RESOURCE";
+    case VIP_TIMEOUT: return "VIP_TIMEOUT";
+    case VIP_REJECT: return "VIP_REJECT";
+    case VIP_INVALID_RELIABILITY_LEVEL: return "VIP_INVALID_RELIABILITY_LEVEL";
+    case VIP_INVALID_MTU: return "VIP_INVALID_MTU";
+    case VIP_INVALID_QOS: return "VIP_INVALID_QOS";
+    case VIP_INVALID_PTAG: return "VIP_INVALID_PTAG";
+    case VIP_INVALID_RDMAREAD: return "VIP_INVALID_RDMAREAD";
+    case VIP_DESCRIPTOR_ERROR: return "VIP_DESCRIPTOR_ERROR";
+    case VIP_INVALID_STATE: return "VIP_INVALID_STATE";
+    case VIP_ERROR_NAMESERVICE: return "VIP_ERROR_NAMESERVICE";
+    case VIP_NO_MATCH: return "VIP_NO_MATCH";
+    case VIP_NOT_REACHABLE: return "VIP_NOT_REACHABLE";
+    case VIP_ERROR_NOT_SUPPORTED: return "VIP_ERROR_NOT_SUPPORTED";
+  }
+  return "unknown VIPL error";
+}
+
+}  // namespace clanorb
