@@ -6,7 +6,7 @@ echo latency, completed calls, exactly-once duplicates/losses, one-ways
 delivered.
 
   compare_transports.py --build DIR --out RESULTS_DIR [--quick]
-                        [--transports tcp,unix,clan,otp]
+                        [--transports tcp,unix,clan,otp,via]
 
 DIR is a CMake build tree with examples/ built (echo_server, echo_client,
 ttcp_server, ttcp_client, rate_client, zmq_echo). Every server is a real
@@ -50,9 +50,9 @@ TRANSPORTS = {
     "unix": lambda tmp, tag: ["-ORBendPoint", f"giop:unix:{tmp}/{tag}.sock"],
     "clan": lambda tmp, tag: ["-ORBendPoint", "giop:clan::"],
     "otp": lambda tmp, tag: ["-ORBendPoint", "giop:otp::"],
-    # "via": lambda tmp, tag: ["-ORBendPoint", "giop:via::"],
+    "via": lambda tmp, tag: ["-ORBendPoint", "giop:via::"],
 }
-DEFAULT_TRANSPORTS = "tcp,unix,clan,otp"
+DEFAULT_TRANSPORTS = "tcp,unix,clan,otp,via"
 
 # Server threading modes.
 MODES = {
@@ -818,6 +818,11 @@ def compute_targets(r):
     add("null echo p50 otp >= 5x faster than tcp (thread per connection)", ["otp", "tcp"], x,
         f"tcp {fmt_num(tc)} us / otp {fmt_num(o)} us = {fmt_ratio(x)} (target >= 5x)" if x else "",
         x is not None and x >= 5)
+
+    v, c = echo_p50("via"), echo_p50("clan")
+    x = ratio(v, c)
+    add("null echo p50 via <= 1.5 x clan (thread per connection, same run)", ["via", "clan"], x,
+        f"via {fmt_num(v)} us / clan {fmt_num(c)} us = {x:.2f} (target <= 1.5)" if x else "", x is not None and x <= 1.5)
 
     loss = {e["loss_ppm"]: e for e in r.results.get("loss", [])}
     l0, l1 = loss.get(0), loss.get(10000)
