@@ -5,8 +5,9 @@
  * reference), so VIA applications compile against it unchanged. What this
  * implementation adds is at the end, under "CLAN extensions", all named
  * VipClan* / VIP_CLAN_*: the two extensions of paper 001 sect. 3.7 (deferred
- * sends, request splitting), the PIO/DMA switch, protection, and the
- * allocator for memory that peers can write (see via/README.md).
+ * sends, request splitting), the PIO/DMA switch, protection, a wake-up for
+ * CQ waiters, and the allocator for memory that peers can write (see
+ * via/README.md).
  *
  * Usable from C and C++. Every call returns a VIP_RETURN and never aborts:
  * a stale or foreign handle is VIP_INVALID_PARAMETER.
