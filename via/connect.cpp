@@ -98,7 +98,8 @@ std::vector<std::byte> hello_of(Vi* vi, const Conn& c, const Address& local) {
   // The receive descriptors posted so far, as far as they fit.
   std::byte msg[kCookieMessage];
   vi->pushed = 0;
-  for (const PostedRecv& p : vi->posted) {
+  for (size_t i = 0; i < vi->posted.size(); ++i) {
+    const PostedRecv& p = vi->posted[i];
     size_t len = encode_post(p, msg);
     if (blob.size() + len > kHelloRoom) break;
     blob.insert(blob.end(), msg, msg + len);
@@ -140,7 +141,7 @@ Errc attach(Vi* vi, Conn& c, const std::vector<std::byte>& blob) {
     }
     at += used;
     ++vi->next_remote;
-    vi->remote.push_back(std::move(rd));
+    vi->remote.push_back(rd);
   }
   return Errc::kOk;
 }
@@ -164,7 +165,8 @@ void go_live(Vi* vi, std::shared_ptr<Conn> c, std::shared_ptr<clan::OobConnectio
     raw->down.store(s == clan::OobState::kPeerDead ? 2 : 1, std::memory_order_release);
     raw->wake();
   });
-  for (const PostedRecv& p : vi->posted) {
+  for (size_t i = 0; i < vi->posted.size(); ++i) {
+    const PostedRecv& p = vi->posted[i];
     if (p.seq >= vi->pushed && vi->push_post(p) != Errc::kOk) {
       return vi->fail(VIP_STATUS_TRANSPORT_ERROR);
     }
@@ -329,11 +331,14 @@ VIP_RETURN VipDisconnect(VIP_VI_HANDLE ViHandle) {
   }
   vi->progress();
   vi->teardown();  // waits for our DMA: sends in flight have landed
-  for (QueuedSend& s : vi->sends) {
+  for (size_t i = 0; i < vi->sends.size(); ++i) {
+    QueuedSend& s = vi->sends[i];
     vi->finish_send(s, s.in_flight ? s.status : VIP_STATUS_DESC_FLUSHED_ERROR);
   }
   vi->sends.clear();
-  for (PostedRecv& p : vi->posted) vi->finish_recv(p, VIP_STATUS_DESC_FLUSHED_ERROR);
+  for (size_t i = 0; i < vi->posted.size(); ++i) {
+    vi->finish_recv(vi->posted[i], VIP_STATUS_DESC_FLUSHED_ERROR);
+  }
   vi->posted.clear();
   vi->state = VIP_STATE_IDLE;
   vi->next_post = vi->pushed = vi->next_remote = 0;

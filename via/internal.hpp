@@ -5,14 +5,16 @@
 // bounded wait for a VI's own DMA when it disconnects.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "clan_emul/dma_stream.hpp"
@@ -40,10 +42,75 @@ constexpr uint32_t kMaxSegments = 8;
 constexpr uint32_t kMaxTransfer = 16u << 20;
 constexpr uint32_t kMaxCqEntries = 1u << 16;
 constexpr uint32_t kTransferSlots = 512;  // > queue depth: a sender never finds it full
+// ... even with the read pointer an eighth of the ring behind (TransferReceiver::consume).
+static_assert(kTransferSlots - kTransferSlots / 8 > kMaxDescriptorsPerQueue);
 constexpr size_t kCookieRing = 256 * 1024;
 constexpr size_t kCookieMessage = 1024;
 static_assert(sizeof(wire::PostHeader) + kMaxSegments * sizeof(wire::PostSegment) <=
               kCookieMessage);
+
+// Up to N elements in place: no allocation. Copies copy the elements in use.
+template <class T, size_t N>
+class InlineVec {
+ public:
+  InlineVec() {}  // NOLINT: the elements past size() stay uninitialised
+  InlineVec(const InlineVec& o) : n_(o.n_) { std::copy(o.items_, o.items_ + n_, items_); }
+  InlineVec& operator=(const InlineVec& o) {
+    n_ = o.n_;
+    std::copy(o.items_, o.items_ + n_, items_);
+    return *this;
+  }
+  size_t size() const { return n_; }
+  bool full() const { return n_ == N; }
+  void push_back(const T& v) { items_[n_++] = v; }  // the caller checks full()
+  void clear() { n_ = 0; }
+  T& operator[](size_t i) { return items_[i]; }
+  const T& operator[](size_t i) const { return items_[i]; }
+  T* begin() { return items_; }
+  T* end() { return items_ + n_; }
+  const T* begin() const { return items_; }
+  const T* end() const { return items_ + n_; }
+
+ private:
+  static_assert(std::is_trivially_copyable_v<T>);
+  uint32_t n_ = 0;
+  T items_[N];
+};
+
+// A FIFO on a ring that doubles when full: once it has grown to the depth in
+// use, pushes and pops allocate nothing.
+template <class T>
+class Fifo {
+ public:
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  T& operator[](size_t i) { return buf_[(head_ + i) & (buf_.size() - 1)]; }
+  T& front() { return buf_[head_]; }
+  T& back() { return (*this)[size_ - 1]; }
+  void push_back(T v) {
+    if (size_ == buf_.size()) grow();
+    (*this)[size_++] = std::move(v);
+  }
+  void pop_front() {
+    if constexpr (!std::is_trivially_destructible_v<T>) buf_[head_] = T();
+    head_ = (head_ + 1) & (buf_.size() - 1);
+    --size_;
+  }
+  void pop_front(size_t n) {
+    while (n-- > 0) pop_front();
+  }
+  void clear() { pop_front(size_); }
+
+ private:
+  void grow() {
+    std::vector<T> b(buf_.empty() ? 8 : 2 * buf_.size());  // a power of two
+    for (size_t i = 0; i < size_; ++i) b[i] = std::move((*this)[i]);
+    buf_.swap(b);
+    head_ = 0;
+  }
+  std::vector<T> buf_;
+  size_t head_ = 0, size_ = 0;
+};
 
 // Handle validation: every handle given out is registered with its kind; a
 // call with a stale or foreign handle gets VIP_INVALID_PARAMETER.
@@ -59,6 +126,7 @@ struct Ptag {
 // Memory from VipClanAllocMem: an exported CLAN region.
 struct MemRegion {
   clan::Region region;
+  std::mutex mu;             // outstanding, and the cookie while it is reissued
   uint32_t outstanding = 0;  // posted receive descriptors using it
 };
 
@@ -79,6 +147,9 @@ struct NicImpl {
   std::mutex mu;  // the tables below
   std::map<uintptr_t, std::unique_ptr<MemRegion>> regions;  // by base address
   std::map<VIP_MEM_HANDLE, MemReg> mems;
+  // Bumped (under mu) whenever a registration goes: VIs' cached copies of
+  // registrations from an older epoch are not used.
+  std::atomic<uint64_t> mem_epoch{1};
   VIP_MEM_HANDLE next_mem = 1;
   std::set<Ptag*> ptags;
   std::map<uint64_t, Vi*> vis;  // by id
@@ -86,18 +157,27 @@ struct NicImpl {
   std::map<uint16_t, std::unique_ptr<clan::OobListener>> listeners;
   uint64_t next_vi = 1;
   bool ns_ready = false;
-  bool revoke_on_completion = true;
+  std::atomic<bool> revoke_on_completion{true};
 
-  std::atomic<uint64_t> pio_sends{0}, dma_sends{0}, dropped_sends{0}, revocations{0};
+  // Statistics of VIs destroyed (under mu); live VIs count their own.
+  uint64_t pio_sends = 0, dma_sends = 0, dropped_sends = 0, mapping_hits = 0;
+  std::atomic<uint64_t> revocations{0};
 
   // Under mu: the registration covering [p, p+len) with handle h, or null.
   const MemReg* find_mem(VIP_MEM_HANDLE h, const void* p, size_t len) const;
-  // Takes mu. A posted receive descriptor's regions: in use / released
-  // (released last: its cookie is reissued if RevokeOnCompletion).
-  void hold(MemRegion* r);
+  // Takes r->mu. A posted receive descriptor's region is released (the last
+  // one reissues its cookie if RevokeOnCompletion).
   void release(MemRegion* r);
   Vi* find_vi(uint64_t id);
 };
+
+// A statistic only its owner writes: no read-modify-write needed.
+inline void bump(std::atomic<uint64_t>& n) {
+  n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+// Whether m covers [p, p+len).
+bool covers(const MemReg& m, const void* p, size_t len);
 
 struct Cq {
   NicImpl* nic;
@@ -105,7 +185,7 @@ struct Cq {
   uint32_t kick = 0;  // source for completions found by other threads
   std::atomic<uint32_t> wakes{0};  // VipClanCQWake calls not yet seen by a waiter
   std::mutex mu;
-  std::deque<std::pair<Vi*, bool>> entries;
+  Fifo<std::pair<Vi*, bool>> entries;
   size_t capacity;
   uint32_t vis = 0;  // VIs attached (under nic->mu)
   void push(Vi* vi, bool recv);
@@ -127,29 +207,34 @@ struct Conn {
 };
 
 struct PostedRecv {
-  VIP_DESCRIPTOR* d;
-  uint64_t seq;
-  uint32_t capacity;
-  bool split;
-  std::vector<wire::PostSegment> segs;
-  std::vector<MemRegion*> regions;
+  VIP_DESCRIPTOR* d = nullptr;
+  uint64_t seq = 0;
+  uint32_t capacity = 0;
+  bool split = false;
+  InlineVec<wire::PostSegment, kMaxSegments> segs;
+  InlineVec<MemRegion*, kMaxSegments> regions;  // held: one per segment
+};
+
+struct LocalSegment {
+  const std::byte* data;
+  uint32_t length;
 };
 
 struct QueuedSend {
-  VIP_DESCRIPTOR* d;
-  uint32_t total;
-  std::vector<std::pair<const std::byte*, uint32_t>> segs;
+  VIP_DESCRIPTOR* d = nullptr;
+  uint32_t total = 0;
+  InlineVec<LocalSegment, kMaxSegments> segs;
   bool in_flight = false;
   uint64_t ticket = 0;
   uint32_t status = 0;  // completion status once in flight
-  std::vector<std::shared_ptr<clan::Aperture>> pins;
+  std::vector<std::shared_ptr<clan::Aperture>> pins;  // a DMA in flight reads through these
 };
 
 struct RemoteDesc {
-  uint64_t seq;
-  uint32_t capacity;
-  bool split;
-  std::vector<wire::PostSegment> segs;
+  uint64_t seq = 0;
+  uint32_t capacity = 0;
+  bool split = false;
+  InlineVec<wire::PostSegment, kMaxSegments> segs;
 };
 
 struct Vi {
@@ -168,15 +253,35 @@ struct Vi {
   uint64_t pushed = 0;           // our receive descriptors the peer has been told of
   uint64_t next_remote = 0;      // the peer's, as they arrive
   uint64_t last_dma_ticket = 0;  // pointer updates in flight by DMA
-  std::deque<PostedRecv> posted;
-  std::deque<QueuedSend> sends;
-  std::deque<RemoteDesc> remote;
-  std::deque<VIP_DESCRIPTOR*> send_done, recv_done;
+  Fifo<PostedRecv> posted;
+  Fifo<QueuedSend> sends;
+  Fifo<RemoteDesc> remote;
+  Fifo<VIP_DESCRIPTOR*> send_done, recv_done;
   // Receive completions so far: VipRecvWait also waits for one found by
-  // another thread (e.g. one polling a completion queue).
+  // another thread (e.g. one polling a completion queue). Written under mu.
   std::atomic<uint64_t> recv_completions{0};
+  uint32_t recv_waiters = 0;  // threads in VipRecvWait between checks (under mu)
+
+  // Caches, under mu: the last registrations looked up (valid while the
+  // NIC's mem_epoch is unchanged) and the last peer region mapped.
+  struct MemHit {
+    VIP_MEM_HANDLE handle = 0;
+    uint64_t epoch = 0;
+    MemReg reg{};
+  };
+  MemHit mem_hits[2];
+  uint32_t mem_next = 0;  // the entry a miss replaces
+  std::shared_ptr<clan::Aperture> last_map;
+
+  // Statistics (VipClanQueryNicStats): written under mu, read by anyone.
+  std::atomic<uint64_t> pio_sends{0}, dma_sends{0}, dropped_sends{0}, mapping_hits{0};
 
   // All under mu.
+  // The registration with handle h, or null.
+  const MemReg* find_mem(VIP_MEM_HANDLE h);
+  // The peer region of cookie c, mapped (PIO mapping cache): last_map, or
+  // null with the error in `e`.
+  const std::shared_ptr<clan::Aperture>* map(const clan::RdmaCookie& c, clan::Errc& e);
   void progress();
   void poll_records();
   void pull_cookies();

@@ -16,6 +16,14 @@ std::unordered_map<const void*, Kind>& handles() {
   static std::unordered_map<const void*, Kind> h;
   return h;
 }
+// Bumped (under g_handles_mu) whenever a handle goes.
+std::atomic<uint64_t> g_handles_epoch{1};
+// Per thread and kind: the last handle found valid, and in which epoch.
+struct SeenHandle {
+  const void* handle = nullptr;
+  uint64_t epoch = 0;
+};
+thread_local SeenHandle t_seen[5];
 }  // namespace
 
 void register_handle(const void* h, Kind k) {
@@ -25,12 +33,20 @@ void register_handle(const void* h, Kind k) {
 void unregister_handle(const void* h) {
   std::lock_guard lock(g_handles_mu);
   handles().erase(h);
+  g_handles_epoch.fetch_add(1, std::memory_order_release);
 }
 bool is_handle(const void* h, Kind k) {
   if (h == nullptr) return false;
+  // The common case, a thread using the same handle again: no shared lock.
+  SeenHandle& seen = t_seen[static_cast<size_t>(k)];
+  if (seen.handle == h && seen.epoch == g_handles_epoch.load(std::memory_order_acquire)) {
+    return true;
+  }
   std::lock_guard lock(g_handles_mu);
   auto it = handles().find(h);
-  return it != handles().end() && it->second == k;
+  if (it == handles().end() || it->second != k) return false;
+  seen = SeenHandle{h, g_handles_epoch.load(std::memory_order_relaxed)};
+  return true;
 }
 
 clan::Deadline deadline_ms(VIP_ULONG ms) {
@@ -38,23 +54,21 @@ clan::Deadline deadline_ms(VIP_ULONG ms) {
   return clan::Deadline::after(std::chrono::milliseconds(ms));
 }
 
-const MemReg* NicImpl::find_mem(VIP_MEM_HANDLE h, const void* p, size_t len) const {
-  auto it = mems.find(h);
-  if (it == mems.end()) return nullptr;
-  const MemReg& m = it->second;
+bool covers(const MemReg& m, const void* p, size_t len) {
   auto a = reinterpret_cast<uintptr_t>(p);
-  if (a < m.addr || len > m.len || a - m.addr > m.len - len) return nullptr;
-  return &m;
+  return a >= m.addr && len <= m.len && a - m.addr <= m.len - len;
 }
 
-void NicImpl::hold(MemRegion* r) {
-  std::lock_guard lock(mu);
-  ++r->outstanding;
+const MemReg* NicImpl::find_mem(VIP_MEM_HANDLE h, const void* p, size_t len) const {
+  auto it = mems.find(h);
+  if (it == mems.end() || !covers(it->second, p, len)) return nullptr;
+  return &it->second;
 }
 
 void NicImpl::release(MemRegion* r) {
-  std::lock_guard lock(mu);
-  if (r->outstanding > 0 && --r->outstanding == 0 && revoke_on_completion) {
+  std::lock_guard lock(r->mu);
+  if (r->outstanding > 0 && --r->outstanding == 0 &&
+      revoke_on_completion.load(std::memory_order_relaxed)) {
     r->region.reissue();  // sect. 3.8: the old cookie stops working now
     revocations.fetch_add(1, std::memory_order_relaxed);
   }
@@ -69,7 +83,7 @@ Vi* NicImpl::find_vi(uint64_t id) {
 void Cq::push(Vi* vi, bool recv) {
   {
     std::lock_guard lock(mu);
-    entries.emplace_back(vi, recv);
+    entries.push_back({vi, recv});
   }
   eq.notify(kick);
 }
@@ -88,7 +102,9 @@ Cq* cq_of(VIP_CQ_HANDLE h) { return is_handle(h, Kind::kCq) ? static_cast<Cq*>(h
 extern "C" {
 
 namespace {
-constexpr uint32_t kImportsPerVi = 4;  // cookie queue, transfer queue and their pointer words
+// Cookie queue, transfer queue, their pointer words, and the last receive
+// region the VI mapped (it keeps that mapping even after the cache evicts it).
+constexpr uint32_t kImportsPerVi = 5;
 }  // namespace
 
 VIP_RETURN VipOpenNic(const VIP_CHAR* DeviceName, VIP_NIC_HANDLE* NicHandle) {
@@ -96,7 +112,7 @@ VIP_RETURN VipOpenNic(const VIP_CHAR* DeviceName, VIP_NIC_HANDLE* NicHandle) {
   std::string name = DeviceName ? DeviceName : "via-" + std::to_string(getpid());
   clan::NicConfig nc;
   nc.name = name;
-  // A connected VI imports 4 of its peer's regions, and the PIO mapping
+  // A connected VI imports 5 of its peer's regions, and the PIO mapping
   // cache a few more: room for MaxVI connections (see VipQueryNic).
   nc.max_imports = kImportsPerVi * (nc.max_regions / 8) + 4096;
   auto nic = clan::Nic::open(nc);
@@ -162,7 +178,7 @@ VIP_RETURN VipQueryNic(VIP_NIC_HANDLE NicHandle, VIP_NIC_ATTRIBUTES* a) {
   a->MaxRegisterBytes = 1ul << 40;
   a->MaxRegisterRegions = n->nic->config().max_regions;
   a->MaxRegisterBlockBytes = 1ul << 40;
-  // Regions bound it (8 exported per VI at most), and so do imports (4 per
+  // Regions bound it (8 exported per VI at most), and so do imports (5 per
   // connected VI, beyond what the mapping cache may hold).
   a->MaxVI = std::min<VIP_ULONG>(n->nic->config().max_regions / 8,
                                  (n->nic->config().max_imports - 4096) / kImportsPerVi);
@@ -235,7 +251,10 @@ VIP_RETURN VipClanFreeMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress) {
   std::lock_guard lock(n->mu);
   auto it = n->regions.find(reinterpret_cast<uintptr_t>(VirtualAddress));
   if (it == n->regions.end()) return VIP_INVALID_PARAMETER;
-  if (it->second->outstanding > 0) return VIP_INVALID_STATE;
+  {
+    std::lock_guard region_lock(it->second->mu);
+    if (it->second->outstanding > 0) return VIP_INVALID_STATE;
+  }
   for (auto& [h, m] : n->mems) {
     if (m.region == it->second.get()) return VIP_INVALID_STATE;  // still registered
   }
@@ -279,6 +298,7 @@ VIP_RETURN VipDeregisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress,
     return VIP_INVALID_PARAMETER;
   }
   n->mems.erase(it);
+  n->mem_epoch.fetch_add(1, std::memory_order_release);  // VIs drop their copies
   return VIP_SUCCESS;
 }
 
@@ -431,7 +451,7 @@ VIP_RETURN VipClanSetNicAttributes(VIP_NIC_HANDLE NicHandle, const VIP_CLAN_NIC_
   }
   {
     std::lock_guard lock(n->mu);
-    n->revoke_on_completion = a->RevokeOnCompletion != VIP_FALSE;
+    n->revoke_on_completion.store(a->RevokeOnCompletion != VIP_FALSE, std::memory_order_relaxed);
   }
   n->cache.set_capacity(a->MappingCacheEntries);
   return VIP_SUCCESS;
@@ -448,12 +468,19 @@ VIP_RETURN VipClanCQWake(VIP_CQ_HANDLE CQHandle) {
 VIP_RETURN VipClanQueryNicStats(VIP_NIC_HANDLE NicHandle, VIP_CLAN_NIC_STATS* s) {
   NicImpl* n = nic_of(NicHandle);
   if (!n || !s) return VIP_INVALID_PARAMETER;
-  s->MappingHits = n->cache.hits();
+  std::lock_guard lock(n->mu);
+  s->MappingHits = n->cache.hits() + n->mapping_hits;
   s->MappingMisses = n->cache.misses();
   s->MappingEvictions = n->cache.evictions();
-  s->PioSends = n->pio_sends.load();
-  s->DmaSends = n->dma_sends.load();
-  s->DroppedSends = n->dropped_sends.load();
+  s->PioSends = n->pio_sends;
+  s->DmaSends = n->dma_sends;
+  s->DroppedSends = n->dropped_sends;
+  for (auto& [id, vi] : n->vis) {
+    s->MappingHits += vi->mapping_hits.load(std::memory_order_relaxed);
+    s->PioSends += vi->pio_sends.load(std::memory_order_relaxed);
+    s->DmaSends += vi->dma_sends.load(std::memory_order_relaxed);
+    s->DroppedSends += vi->dropped_sends.load(std::memory_order_relaxed);
+  }
   s->Revocations = n->revocations.load();
   return VIP_SUCCESS;
 }

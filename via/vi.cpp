@@ -5,8 +5,11 @@
 //
 // Progress is made inside the calls (post, done, wait, CQ): there is no
 // library thread. All of it runs under the VI's lock.
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <iterator>
+#include <optional>
 
 #include "via/internal.hpp"
 
@@ -27,6 +30,9 @@ VIP_RETURN result_of(const VIP_DESCRIPTOR* d) {
   return (d->CS.Status & VIP_STATUS_ERROR_MASK) ? VIP_DESCRIPTOR_ERROR : VIP_SUCCESS;
 }
 
+// A deadline already past, without reading the clock: a poll.
+clan::Deadline past() { return clan::Deadline(clan::Clock::time_point{}); }
+
 }  // namespace
 
 void Conn::wake() {
@@ -34,6 +40,34 @@ void Conn::wake() {
   if (ck_rx) ck_rx->abort(Errc::kClosed);
   if (recv_cq) recv_cq->eq.notify(recv_src);
   if (send_cq) send_cq->eq.notify(send_src);
+}
+
+const MemReg* Vi::find_mem(VIP_MEM_HANDLE h) {
+  const uint64_t epoch = nic->mem_epoch.load(std::memory_order_acquire);
+  for (const MemHit& m : mem_hits) {
+    if (m.handle == h && m.epoch == epoch) return &m.reg;
+  }
+  std::lock_guard lock(nic->mu);
+  auto it = nic->mems.find(h);
+  if (it == nic->mems.end()) return nullptr;
+  MemHit& m = mem_hits[mem_next];
+  mem_next = (mem_next + 1) % std::size(mem_hits);
+  m = MemHit{h, nic->mem_epoch.load(std::memory_order_relaxed), it->second};
+  return &m.reg;
+}
+
+const std::shared_ptr<clan::Aperture>* Vi::map(const clan::RdmaCookie& c, Errc& e) {
+  if (last_map && last_map->cookie() == c) {
+    bump(mapping_hits);
+    return &last_map;
+  }
+  auto ap = nic->cache.get(*nic->nic, c);
+  if (!ap) {
+    e = ap.error();
+    return nullptr;
+  }
+  last_map = std::move(ap.value());
+  return &last_map;
 }
 
 void Vi::finish_send(QueuedSend& s, uint32_t status) {
@@ -46,8 +80,14 @@ void Vi::finish_recv(PostedRecv& p, uint32_t status) {
   p.d->CS.Status = status | VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE;
   for (MemRegion* r : p.regions) nic->release(r);  // may revoke the peer's access
   recv_done.push_back(p.d);
-  recv_completions.fetch_add(1, std::memory_order_seq_cst);
-  if (conn) conn->tq_rx->tripwire().wake_waiters();  // a VipRecvWait elsewhere
+  const uint64_t n = recv_completions.load(std::memory_order_relaxed) + 1;
+  if (recv_waiters == 0) {
+    recv_completions.store(n, std::memory_order_relaxed);
+  } else {
+    // A VipRecvWait in another thread is (about to be) blocked: wake it.
+    recv_completions.store(n, std::memory_order_seq_cst);
+    if (conn) conn->tq_rx->tripwire().wake_waiters();
+  }
   if (recv_cq) recv_cq->push(this, true);
 }
 
@@ -63,16 +103,20 @@ void Vi::teardown() {
   c->dma->wait(c->dma->submitted(), clan::Deadline::after(std::chrono::seconds(5)));
   c->down.store(1, std::memory_order_release);
   c->wake();
-  for (QueuedSend& s : sends) s.pins.clear();
+  for (size_t i = 0; i < sends.size(); ++i) sends[i].pins.clear();
   remote.clear();
+  last_map.reset();
 }
 
 void Vi::fail(uint32_t status) {
   teardown();
   state = VIP_STATE_ERROR;
-  for (PostedRecv& p : posted) finish_recv(p, VIP_STATUS_DESC_FLUSHED_ERROR | status);
+  for (size_t i = 0; i < posted.size(); ++i) {
+    finish_recv(posted[i], VIP_STATUS_DESC_FLUSHED_ERROR | status);
+  }
   posted.clear();
-  for (QueuedSend& s : sends) {
+  for (size_t i = 0; i < sends.size(); ++i) {
+    QueuedSend& s = sends[i];
     finish_send(s, s.in_flight ? s.status : VIP_STATUS_DESC_FLUSHED_ERROR | status);
   }
   sends.clear();
@@ -101,7 +145,10 @@ bool parse_post(const std::byte* p, size_t len, uint64_t expect_seq, size_t& use
   }
   used = sizeof h + h.segments * sizeof(wire::PostSegment);
   if (len < used) return false;
-  out = RemoteDesc{h.seq, h.capacity, (h.flags & wire::kSplit) != 0, {}};
+  out.seq = h.seq;
+  out.capacity = h.capacity;
+  out.split = (h.flags & wire::kSplit) != 0;
+  out.segs.clear();
   uint64_t sum = 0;
   for (uint32_t i = 0; i < h.segments; ++i) {
     wire::PostSegment s;
@@ -117,7 +164,7 @@ Errc Vi::push_post(const PostedRecv& p) {
   std::byte msg[kCookieMessage];
   size_t len = encode_post(p, msg);
   // The ring holds more than a full receive queue: it is never full.
-  Errc e = conn->ck_tx->send(msg, len, clan::Deadline::now(), clan::Transfer::kPio);
+  Errc e = conn->ck_tx->send(msg, len, past(), clan::Transfer::kPio);
   if (e == Errc::kOk) pushed = p.seq + 1;
   return e;
 }
@@ -153,8 +200,8 @@ void Vi::poll_records() {
 }
 
 void Vi::pull_cookies() {
-  while (conn && state == VIP_STATE_CONNECTED) {
-    auto m = conn->ck_rx->try_receive();
+  while (conn && state == VIP_STATE_CONNECTED && conn->ck_rx->readable()) {
+    auto m = conn->ck_rx->receive(past());
     if (!m) {
       if (m.error() == Errc::kTimeout || m.error() == Errc::kWouldBlock) return;
       if (conn->down.load(std::memory_order_acquire) != 0) return;  // handled by progress()
@@ -167,7 +214,7 @@ void Vi::pull_cookies() {
     conn->ck_rx->release();
     if (!ok) return fail(VIP_STATUS_TRANSPORT_ERROR);
     ++next_remote;
-    remote.push_back(std::move(rd));
+    remote.push_back(rd);
   }
 }
 
@@ -241,7 +288,7 @@ void Vi::process_sends() {
       // Overrun (sect. 3.3.4): detected here, nothing is transmitted.
       if (ext.DeferSends) break;  // sect. 3.7.1: wait for a receive descriptor
       if (!reliable(*this)) {
-        nic->dropped_sends.fetch_add(1, std::memory_order_relaxed);
+        bump(dropped_sends);
         s.in_flight = true;
         s.ticket = 0;
         s.status = 0;  // dropped, and the send completes
@@ -267,33 +314,32 @@ void Vi::process_sends() {
     // Map the receive buffers (PIO mapping cache) and move the data.
     const bool use_dma = ext.TransferMode == VIP_CLAN_TRANSFER_DMA ||
                          (ext.TransferMode == VIP_CLAN_TRANSFER_AUTO && s.total > ext.PioThreshold);
-    std::vector<std::shared_ptr<clan::Aperture>> pins;
+    std::vector<std::shared_ptr<clan::Aperture>> pins;  // DMA only
     size_t local = 0, local_off = 0;
     uint32_t remaining = s.total;
-    std::vector<uint32_t> bytes(need);
     bool ok = true;
     for (size_t k = 0; ok && k < need; ++k) {
       uint32_t in_desc = std::min<uint64_t>(remote[k].capacity, remaining);
-      bytes[k] = in_desc;
       remaining -= in_desc;
       for (const wire::PostSegment& seg : remote[k].segs) {
         if (in_desc == 0) break;
-        auto ap = nic->cache.get(*nic->nic, seg.cookie);
+        Errc map_error = Errc::kOk;
+        const std::shared_ptr<clan::Aperture>* ap = map(seg.cookie, map_error);
         if (!ap || (*ap)->size() < seg.offset + seg.length) {
           ok = false;
           break;
         }
-        pins.push_back(*ap);
+        if (use_dma) pins.push_back(*ap);
         uint64_t seg_off = 0;
         uint32_t n = std::min<uint64_t>(seg.length, in_desc);
         in_desc -= n;
         while (n > 0 && ok) {
-          while (local < s.segs.size() && local_off == s.segs[local].second) {
+          while (local < s.segs.size() && local_off == s.segs[local].length) {
             ++local;
             local_off = 0;
           }
-          uint32_t chunk = std::min<uint64_t>(n, s.segs[local].second - local_off);
-          const std::byte* src = s.segs[local].first + local_off;
+          uint32_t chunk = std::min<uint64_t>(n, s.segs[local].length - local_off);
+          const std::byte* src = s.segs[local].data + local_off;
           Errc e;
           if (use_dma) {
             auto t = c->dma->write(**ap, seg.offset + seg_off, src, chunk);
@@ -323,15 +369,18 @@ void Vi::process_sends() {
       continue;
     }
     const bool imm = (s.d->CS.Control & VIP_CONTROL_IMMEDIATE) != 0;
+    remaining = s.total;
     for (size_t k = 0; k < need; ++k) {
+      const uint32_t bytes = std::min<uint64_t>(remote[k].capacity, remaining);
+      remaining -= bytes;
       uint32_t flags = (k + 1 < need ? wire::kMore : 0u) | (imm && k + 1 == need ? wire::kImmediate : 0u);
-      wire::Record rec{0, remote[k].seq, bytes[k], imm ? s.d->CS.ImmediateData : 0u, flags, 0, 0};
+      wire::Record rec{0, remote[k].seq, bytes, imm ? s.d->CS.ImmediateData : 0u, flags, 0, 0};
       if (c->tq_tx->put(rec) != Errc::kOk) return fail(VIP_STATUS_TRANSPORT_ERROR);
     }
     auto t = publish(use_dma);
     if (!t) return fail(VIP_STATUS_TRANSPORT_ERROR);
-    remote.erase(remote.begin(), remote.begin() + static_cast<std::ptrdiff_t>(need));
-    (use_dma ? nic->dma_sends : nic->pio_sends).fetch_add(1, std::memory_order_relaxed);
+    remote.pop_front(need);
+    bump(use_dma ? dma_sends : pio_sends);
     s.in_flight = true;
     s.ticket = *t;
     s.status = 0;
@@ -344,13 +393,17 @@ void Vi::process_sends() {
 void Vi::progress() {
   if (!conn || state != VIP_STATE_CONNECTED) return;
   const int down = conn->down.load(std::memory_order_acquire);
-  poll_records();  // what the peer sent before it went is ours
+  if (conn->tq_rx->readable()) poll_records();  // what the peer sent before it went is ours
   if (!conn) return;
   if (down != 0) return fail(down == 2 ? VIP_STATUS_TRANSPORT_ERROR : 0);
+  if (sends.empty()) {
+    pull_cookies();  // only when readable: nothing else to do
+    return;
+  }
   complete_sends();
   pull_cookies();
-  if (!conn) return;
-  process_sends();
+  // Sends not yet in flight are the tail of the queue.
+  if (conn && !sends.empty() && !sends.back().in_flight) process_sends();
 }
 
 }  // namespace via
@@ -378,13 +431,14 @@ VIP_RETURN check_attributes(NicImpl* n, const VIP_VI_ATTRIBUTES* a) {
 
 // Checks a descriptor and its memory. VIP_SUCCESS, VIP_INVALID_PARAMETER (the
 // descriptor itself is not in registered memory), or an error status to
-// complete it with. For receives, also the cookies of its buffers.
+// complete it with. For receives, also the cookies of its buffers, whose
+// regions it holds. Under vi->mu.
 VIP_RETURN check_descriptor(Vi* vi, VIP_DESCRIPTOR* d, VIP_MEM_HANDLE mh, bool recv,
                             uint32_t& error, uint32_t& total, PostedRecv* post,
                             QueuedSend* send) {
-  NicImpl* n = vi->nic;
-  std::lock_guard lock(n->mu);
-  if (!n->find_mem(mh, d, sizeof(VIP_CONTROL_SEGMENT))) return VIP_INVALID_PARAMETER;
+  // vi->find_mem's result stays valid until its next call.
+  const MemReg* dm = vi->find_mem(mh);
+  if (!dm || !covers(*dm, d, sizeof(VIP_CONTROL_SEGMENT))) return VIP_INVALID_PARAMETER;
   error = 0;
   total = 0;
   const uint32_t count = d->CS.SegCount;
@@ -395,26 +449,26 @@ VIP_RETURN check_descriptor(Vi* vi, VIP_DESCRIPTOR* d, VIP_MEM_HANDLE mh, bool r
     error = VIP_STATUS_FORMAT_ERROR;
     return VIP_SUCCESS;
   }
-  if (!n->find_mem(mh, d, sizeof(VIP_CONTROL_SEGMENT) + count * sizeof(VIP_DESCRIPTOR_SEGMENT))) {
+  if (!covers(*dm, d, sizeof(VIP_CONTROL_SEGMENT) + count * sizeof(VIP_DESCRIPTOR_SEGMENT))) {
     return VIP_INVALID_PARAMETER;
   }
   uint64_t sum = 0;
   for (uint32_t i = 0; i < count; ++i) {
     const VIP_DATA_SEGMENT& s = segments(d)[i].Local;
-    const MemReg* m = n->find_mem(s.Handle, s.Data.Address, s.Length);
-    if (!m || m->ptag != vi->attrs.Ptag || (recv && !m->region)) {
+    const MemReg* m = vi->find_mem(s.Handle);
+    if (!m || !covers(*m, s.Data.Address, s.Length) || m->ptag != vi->attrs.Ptag ||
+        (recv && !m->region)) {
       error = VIP_STATUS_PROTECTION_ERROR;
       return VIP_SUCCESS;
     }
     sum += s.Length;
     if (recv) {
       auto base = reinterpret_cast<uintptr_t>(m->region->region.data());
-      post->segs.push_back(wire::PostSegment{m->region->region.cookie(),
-                                             reinterpret_cast<uintptr_t>(s.Data.Address) - base,
-                                             s.Length});
+      post->segs.push_back(wire::PostSegment{
+          {}, reinterpret_cast<uintptr_t>(s.Data.Address) - base, s.Length});
       post->regions.push_back(m->region);
     } else {
-      send->segs.emplace_back(static_cast<const std::byte*>(s.Data.Address), s.Length);
+      send->segs.push_back(LocalSegment{static_cast<const std::byte*>(s.Data.Address), s.Length});
     }
   }
   if (sum > vi->attrs.MaxTransferSize) {
@@ -422,15 +476,20 @@ VIP_RETURN check_descriptor(Vi* vi, VIP_DESCRIPTOR* d, VIP_MEM_HANDLE mh, bool r
     return VIP_SUCCESS;
   }
   total = static_cast<uint32_t>(sum);
-  // Hold the regions now, under the same lock as the cookies were read: no
-  // reissue can slip in between.
+  // Hold each region and read its cookie under the region's lock: no reissue
+  // can slip in between.
   if (recv) {
-    for (MemRegion* r : post->regions) ++r->outstanding;
+    for (size_t i = 0; i < post->regions.size(); ++i) {
+      MemRegion* r = post->regions[i];
+      std::lock_guard lock(r->mu);
+      ++r->outstanding;
+      post->segs[i].cookie = r->region.cookie();
+    }
   }
   return VIP_SUCCESS;
 }
 
-VIP_RETURN pop(std::deque<VIP_DESCRIPTOR*>& q, VIP_DESCRIPTOR** out) {
+VIP_RETURN pop(Fifo<VIP_DESCRIPTOR*>& q, VIP_DESCRIPTOR** out) {
   VIP_DESCRIPTOR* d = q.front();
   q.pop_front();
   *out = d;
@@ -514,12 +573,20 @@ VIP_RETURN VipDestroyVi(VIP_VI_HANDLE ViHandle) {
     n->vis.erase(vi->id);
     if (vi->send_cq) --vi->send_cq->vis;
     if (vi->recv_cq) --vi->recv_cq->vis;
+    n->pio_sends += vi->pio_sends.load();
+    n->dma_sends += vi->dma_sends.load();
+    n->dropped_sends += vi->dropped_sends.load();
+    n->mapping_hits += vi->mapping_hits.load();
   }
   for (Cq* cq : {vi->send_cq, vi->recv_cq}) {
     if (!cq) continue;
     cq->eq.remove_source(cq == vi->send_cq ? vi->send_src : vi->recv_src);
     std::lock_guard lock(cq->mu);
-    std::erase_if(cq->entries, [vi](const auto& e) { return e.first == vi; });
+    Fifo<std::pair<Vi*, bool>> keep;
+    for (size_t i = 0; i < cq->entries.size(); ++i) {
+      if (cq->entries[i].first != vi) keep.push_back(cq->entries[i]);
+    }
+    cq->entries = std::move(keep);
   }
   delete vi;
   return VIP_SUCCESS;
@@ -572,7 +639,8 @@ VIP_RETURN VipPostSend(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR* DescriptorPtr,
   Vi* vi = vi_of(ViHandle);
   if (!vi || !DescriptorPtr) return VIP_INVALID_PARAMETER;
   std::lock_guard lock(vi->mu);
-  QueuedSend s{DescriptorPtr, 0, {}, false, 0, 0, {}};
+  QueuedSend s;
+  s.d = DescriptorPtr;
   uint32_t error = 0;
   VIP_RETURN r = check_descriptor(vi, DescriptorPtr, MemoryHandle, false, error, s.total, nullptr, &s);
   if (r != VIP_SUCCESS) return r;
@@ -598,7 +666,9 @@ VIP_RETURN VipPostRecv(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR* DescriptorPtr,
   vi->progress();
   if (vi->state == VIP_STATE_ERROR) return VIP_INVALID_STATE;
   if (vi->posted.size() >= kMaxDescriptorsPerQueue) return VIP_ERROR_RESOURCE;
-  PostedRecv p{DescriptorPtr, 0, 0, vi->ext.SplitRequests != VIP_FALSE, {}, {}};
+  PostedRecv p;
+  p.d = DescriptorPtr;
+  p.split = vi->ext.SplitRequests != VIP_FALSE;
   uint32_t error = 0;
   VIP_RETURN r =
       check_descriptor(vi, DescriptorPtr, MemoryHandle, true, error, p.capacity, &p, nullptr);
@@ -610,7 +680,7 @@ VIP_RETURN VipPostRecv(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR* DescriptorPtr,
   DescriptorPtr->CS.Status = 0;
   p.seq = vi->next_post++;
   const bool push = vi->conn && vi->state == VIP_STATE_CONNECTED;
-  vi->posted.push_back(std::move(p));
+  vi->posted.push_back(p);
   // The peer's ring is gone (it closed or died): the descriptor completes
   // with an error, as those posted before did.
   if (push && vi->push_post(vi->posted.back()) != clan::Errc::kOk) {
@@ -640,7 +710,7 @@ VIP_RETURN VipRecvDone(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR** DescriptorPtr) {
 VIP_RETURN VipSendWait(VIP_VI_HANDLE ViHandle, VIP_ULONG TimeOut, VIP_DESCRIPTOR** DescriptorPtr) {
   Vi* vi = vi_of(ViHandle);
   if (!vi || !DescriptorPtr) return VIP_INVALID_PARAMETER;
-  const clan::Deadline deadline = deadline_ms(TimeOut);
+  std::optional<clan::Deadline> deadline;  // read the clock only to wait
   for (;;) {
     std::shared_ptr<Conn> c;
     uint64_t ticket = 0;
@@ -655,14 +725,15 @@ VIP_RETURN VipSendWait(VIP_VI_HANDLE ViHandle, VIP_ULONG TimeOut, VIP_DESCRIPTOR
       if (!c) return VIP_INVALID_STATE;
       if (vi->sends.front().in_flight) ticket = vi->sends.front().ticket;
     }
-    if (deadline.expired()) return VIP_TIMEOUT;
+    if (!deadline) deadline = deadline_ms(TimeOut);
+    if (deadline->expired()) return VIP_TIMEOUT;
     if (ticket != 0) {
-      c->dma->wait(ticket, deadline);
+      c->dma->wait(ticket, *deadline);
     } else {
       // A deferred send waits for the peer's next receive descriptor (or the
       // transfer queue to drain: rare, so a short slice).
       auto slice = clan::Deadline::after(std::chrono::milliseconds(2));
-      c->ck_rx->wait_readable(slice.when() < deadline.when() ? slice : deadline);
+      c->ck_rx->wait_readable(slice.when() < deadline->when() ? slice : *deadline);
     }
   }
 }
@@ -670,20 +741,27 @@ VIP_RETURN VipSendWait(VIP_VI_HANDLE ViHandle, VIP_ULONG TimeOut, VIP_DESCRIPTOR
 VIP_RETURN VipRecvWait(VIP_VI_HANDLE ViHandle, VIP_ULONG TimeOut, VIP_DESCRIPTOR** DescriptorPtr) {
   Vi* vi = vi_of(ViHandle);
   if (!vi || !DescriptorPtr) return VIP_INVALID_PARAMETER;
-  const clan::Deadline deadline = deadline_ms(TimeOut);
+  std::optional<clan::Deadline> deadline;  // read the clock only to wait
+  bool waiting = false;                    // counted in vi->recv_waiters
   for (;;) {
     std::shared_ptr<Conn> c;
     uint64_t seen = 0;
     {
       std::lock_guard lock(vi->mu);
+      if (waiting) --vi->recv_waiters;
+      waiting = false;
       vi->progress();
       if (!vi->recv_done.empty()) return pop(vi->recv_done, DescriptorPtr);
       if (vi->state != VIP_STATE_CONNECTED || !vi->conn) return VIP_INVALID_STATE;
       if (vi->posted.empty()) return VIP_NOT_DONE;
+      if (!deadline) deadline = deadline_ms(TimeOut);
+      if (deadline->expired()) return VIP_TIMEOUT;
       c = vi->conn;
       seen = vi->recv_completions.load(std::memory_order_relaxed);
+      // From here, a completion found by another thread wakes us.
+      ++vi->recv_waiters;
+      waiting = true;
     }
-    if (deadline.expired()) return VIP_TIMEOUT;
     // The tripwire on the transfer queue's write pointer (sect. 3.4). Another
     // thread progressing this VI (VipCQWait, VipRecvDone) may take the record
     // first: its completion wakes us too.
@@ -692,7 +770,7 @@ VIP_RETURN VipRecvWait(VIP_VI_HANDLE ViHandle, VIP_ULONG TimeOut, VIP_DESCRIPTOR
           return c->tq_rx->readable() || c->down.load(std::memory_order_acquire) != 0 ||
                  vi->recv_completions.load(std::memory_order_seq_cst) != seen;
         },
-        deadline);
+        *deadline);
   }
 }
 
