@@ -18,12 +18,14 @@ std::unordered_map<const void*, Kind>& handles() {
 }
 // Bumped (under g_handles_mu) whenever a handle goes.
 std::atomic<uint64_t> g_handles_epoch{1};
-// Per thread and kind: the last handle found valid, and in which epoch.
+// Per thread and kind: the last few handles found valid, and in which epoch.
 struct SeenHandle {
   const void* handle = nullptr;
   uint64_t epoch = 0;
 };
-thread_local SeenHandle t_seen[5];
+constexpr size_t kSeenPerKind = 4;
+thread_local SeenHandle t_seen[5][kSeenPerKind];
+thread_local uint32_t t_seen_next[5];
 }  // namespace
 
 void register_handle(const void* h, Kind k) {
@@ -37,15 +39,17 @@ void unregister_handle(const void* h) {
 }
 bool is_handle(const void* h, Kind k) {
   if (h == nullptr) return false;
-  // The common case, a thread using the same handle again: no shared lock.
-  SeenHandle& seen = t_seen[static_cast<size_t>(k)];
-  if (seen.handle == h && seen.epoch == g_handles_epoch.load(std::memory_order_acquire)) {
-    return true;
+  // The common case, a thread using the same handles again: no shared lock.
+  const auto kind = static_cast<size_t>(k);
+  const uint64_t epoch = g_handles_epoch.load(std::memory_order_acquire);
+  for (const SeenHandle& seen : t_seen[kind]) {
+    if (seen.handle == h && seen.epoch == epoch) return true;
   }
   std::lock_guard lock(g_handles_mu);
   auto it = handles().find(h);
   if (it == handles().end() || it->second != k) return false;
-  seen = SeenHandle{h, g_handles_epoch.load(std::memory_order_relaxed)};
+  t_seen[kind][t_seen_next[kind]++ % kSeenPerKind] =
+      SeenHandle{h, g_handles_epoch.load(std::memory_order_relaxed)};
   return true;
 }
 
