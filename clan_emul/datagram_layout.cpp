@@ -13,12 +13,22 @@ bool valid(const DatagramConfig& c) {
          clan::valid(c.faults) && c.delay_line_bytes >= kFrameHeader + c.mtu;
 }
 
+uint32_t frame_crc(const std::byte* header, const std::byte* payload, size_t len) {
+  return crc32c_update(crc32c_update(0, header, kCrc), payload, len);
+}
+
 void encode_frame(std::byte* frame, uint64_t sequence, const void* payload, size_t len) {
-  const auto length = static_cast<uint32_t>(len);
+  encode_frame(frame, sequence, nullptr, 0, payload, len);
+}
+
+void encode_frame(std::byte* frame, uint64_t sequence, const void* head, size_t head_len,
+                  const void* payload, size_t len) {
+  const auto length = static_cast<uint32_t>(head_len + len);
   std::memcpy(frame + kSequence, &sequence, 8);
   std::memcpy(frame + kLength, &length, 4);
-  if (len) std::memcpy(frame + kFrameHeader, payload, len);
-  const uint32_t crc = crc32_update(crc32_update(0, frame, kCrc), frame + kFrameHeader, len);
+  if (head_len) std::memcpy(frame + kFrameHeader, head, head_len);
+  if (len) std::memcpy(frame + kFrameHeader + head_len, payload, len);
+  const uint32_t crc = frame_crc(frame, frame + kFrameHeader, length);
   std::memcpy(frame + kCrc, &crc, 4);
 }
 
@@ -30,7 +40,7 @@ FrameCheck check_frame(const std::byte* frame, size_t size, size_t mtu, uint64_t
   std::memcpy(&length, header + kLength, 4);
   std::memcpy(&crc, header + kCrc, 4);
   const size_t payload = size - kFrameHeader;
-  if (crc32_update(crc32_update(0, header, kCrc), frame + kFrameHeader, payload) != crc) {
+  if (frame_crc(header, frame + kFrameHeader, payload) != crc) {
     return FrameCheck::kCorrupt;
   }
   if (length != payload) return FrameCheck::kMalformed;

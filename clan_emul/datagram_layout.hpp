@@ -7,8 +7,11 @@
 //                       (dropped ones included), for statistics only: the
 //                       receiver never acts on it
 //   [8]  u32 length     payload bytes; must equal the DMQ message size - 16
-//   [12] u32 crc        CRC-32 of bytes [0, 12) followed by the payload, like
-//                       the AAL5 trailer CRC (it covers the length field too)
+//   [12] u32 crc        CRC-32C of bytes [0, 12) followed by the payload,
+//                       in the place of the AAL5 trailer CRC (it covers the
+//                       length field too); Castagnoli rather than AAL5's
+//                       IEEE polynomial because CPUs compute it in hardware
+//                       (crc32.hpp)
 //   [16] payload        up to the MTU
 // All fields little endian.
 #pragma once
@@ -44,6 +47,11 @@ bool valid(const DatagramConfig& c);
 
 // Writes header + payload into `frame` (kFrameHeader + len bytes).
 void encode_frame(std::byte* frame, uint64_t sequence, const void* payload, size_t len);
+// The same with a payload gathered from two pieces: head, then payload.
+void encode_frame(std::byte* frame, uint64_t sequence, const void* head, size_t head_len,
+                  const void* payload, size_t len);
+// The frame's CRC: over header bytes [0, kCrc) and the payload.
+uint32_t frame_crc(const std::byte* header, const std::byte* payload, size_t len);
 
 enum class FrameCheck : uint8_t { kOk, kCorrupt, kMalformed };
 

@@ -12,6 +12,10 @@ namespace clan {
 
 namespace {
 
+// Already expired, like Deadline::now(), without reading the clock: for
+// sends that must not wait (reading the clock costs as much as a small send).
+const Deadline kPoll{Clock::time_point{}};
+
 constexpr uint32_t kData = 0x4c44a7a1;
 constexpr uint32_t kAck = 0x4c44ac4b;
 constexpr uint32_t kProbe = 0x4c44960b;
@@ -77,7 +81,6 @@ Result<std::unique_ptr<DatagramLink>> DatagramLink::make(Nic& nic, const Config&
   if (!tx) return tx.error();
   l->rx_ = std::move(rx.value());
   l->tx_ = std::move(tx.value());
-  l->tx_frame_.resize(dgram::kFrameHeader + config.mtu);
   if (events) {
     auto src = events->add_source(user);
     if (!src) return src.error();
@@ -210,7 +213,7 @@ void DatagramLink::send_control(uint32_t type, uint64_t value) {
   // Under tx_mu_. Never waits for ring space: no room = lost.
   LinkHeader h{type, 0, value};
   const DatagramSenderStats before = tx_->stats();
-  const Errc e = tx_->send(&h, sizeof h, Deadline::now());
+  const Errc e = tx_->send(&h, sizeof h, kPoll);
   bool lost = e != Errc::kOk;
   if (!lost) {
     const DatagramSenderStats after = tx_->stats();
@@ -407,16 +410,13 @@ Errc DatagramLink::send(const void* data, size_t len, Deadline deadline) {
     if (e != Errc::kOk) return e;
   }
   std::unique_lock tl(tx_mu_);
-  LinkHeader h{kData, 0, seq};
-  std::memcpy(tx_frame_.data(), &h, sizeof h);
-  if (len) std::memcpy(tx_frame_.data() + sizeof h, data, len);
-  const size_t n = sizeof h + len;
+  const LinkHeader h{kData, 0, seq};
   // Issued before it can land: the peer may ack it before send() returns.
   sent_.store(seq + 1, std::memory_order_release);
-  Errc e = tx_->send(tx_frame_.data(), n, Deadline::now());
+  Errc e = tx_->send(&h, sizeof h, data, len, kPoll);
   if (e == Errc::kTimeout) {
     ring_full_stalls_.fetch_add(1, std::memory_order_relaxed);
-    e = tx_->send(tx_frame_.data(), n, deadline);
+    e = tx_->send(&h, sizeof h, data, len, deadline);
   }
   tl.unlock();
   flush_control();

@@ -226,7 +226,6 @@ class DatagramLink {
   std::mutex send_mu_;  // one send()/flush() at a time
   std::mutex recv_mu_;  // one receive() at a time
   std::mutex tx_mu_;    // frames into tx_ (data and control); rx_mu_ -> tx_mu_ only by try_lock
-  std::vector<std::byte> tx_frame_;  // under tx_mu_
   std::atomic<uint64_t> sent_{0};    // data sequence numbers issued; written under send_mu_
   std::atomic<uint64_t> pending_ack_{0};  // value + 1 of an ack to send; 0 = none
 

@@ -78,18 +78,27 @@ DatagramSenderStats DatagramSender::stats() const {
 }
 
 Errc DatagramSender::send(const void* data, size_t len, Deadline deadline, Transfer how) {
-  if (len > config_.mtu || (data == nullptr && len != 0)) return Errc::kInvalidArgument;
-  if (Errc st = status(); st != Errc::kOk) return st;
-  return link_.joinable() ? send_delayed(data, len, deadline, how)
-                          : send_now(data, len, deadline, how);
+  return send(nullptr, 0, data, len, deadline, how);
 }
 
-Errc DatagramSender::send_now(const void* data, size_t len, Deadline deadline, Transfer how) {
+Errc DatagramSender::send(const void* head, size_t head_len, const void* data, size_t len,
+                          Deadline deadline, Transfer how) {
+  if (len > config_.mtu || head_len > config_.mtu - len || (data == nullptr && len != 0) ||
+      (head == nullptr && head_len != 0)) {
+    return Errc::kInvalidArgument;
+  }
+  if (Errc st = status(); st != Errc::kOk) return st;
+  return link_.joinable() ? send_delayed(head, head_len, data, len, deadline, how)
+                          : send_now(head, head_len, data, len, deadline, how);
+}
+
+Errc DatagramSender::send_now(const void* head, size_t head_len, const void* data, size_t len,
+                              Deadline deadline, Transfer how) {
   const FaultDecision d = pending_decision_ ? *pending_decision_ : faults_.next();
   pending_decision_.reset();
-  const size_t frame_len = kFrameHeader + len;
+  const size_t frame_len = kFrameHeader + head_len + len;
   if (d.action != FaultAction::kDrop) {
-    encode_frame(scratch_.data(), next_sequence_, data, len);
+    encode_frame(scratch_.data(), next_sequence_, head, head_len, data, len);
     FaultInjector::apply(d, scratch_.data(), frame_len);
     Errc e = transmit(scratch_.data(), frame_len, deadline, how);
     if (e == Errc::kTimeout && dmq_->status() == Errc::kOk) {
@@ -104,7 +113,7 @@ Errc DatagramSender::send_now(const void* data, size_t len, Deadline deadline, T
   ++next_sequence_;
   std::lock_guard lock(mu_);
   ++stats_.sent;
-  stats_.bytes += len;
+  stats_.bytes += head_len + len;
   if (d.action == FaultAction::kDrop) ++stats_.dropped;
   if (d.action == FaultAction::kCorrupt) ++stats_.corrupted;
   if (d.action != FaultAction::kDrop) ++stats_.delivered;
@@ -122,8 +131,9 @@ Errc DatagramSender::transmit(const std::byte* frame, size_t len, Deadline deadl
   return dmq_->dma().error();
 }
 
-Errc DatagramSender::send_delayed(const void* data, size_t len, Deadline deadline, Transfer how) {
-  const size_t frame_len = kFrameHeader + len;
+Errc DatagramSender::send_delayed(const void* head, size_t head_len, const void* data, size_t len,
+                                  Deadline deadline, Transfer how) {
+  const size_t frame_len = kFrameHeader + head_len + len;
   std::unique_lock lock(mu_);
   // Room first, so that a timeout consumes neither a sequence number nor a decision.
   const bool room = wait_until(owner_cv_, lock, deadline, [&] {
@@ -134,7 +144,7 @@ Errc DatagramSender::send_delayed(const void* data, size_t len, Deadline deadlin
   const FaultDecision d = faults_.next();
   const uint64_t sequence = next_sequence_++;
   ++stats_.sent;
-  stats_.bytes += len;
+  stats_.bytes += head_len + len;
   if (d.action == FaultAction::kDrop) {
     ++stats_.dropped;
     return Errc::kOk;
@@ -148,7 +158,7 @@ Errc DatagramSender::send_delayed(const void* data, size_t len, Deadline deadlin
   frame.resize(frame_len);
   // Encoding under the lock keeps it simple; the link thread only needs the
   // lock between frames, so it never waits long.
-  encode_frame(frame.data(), sequence, data, len);
+  encode_frame(frame.data(), sequence, head, head_len, data, len);
   FaultInjector::apply(d, frame.data(), frame_len);
   held_.push_back(Held{Clock::now() + config_.faults.delay, std::move(frame), how});
   held_bytes_ += frame_len;

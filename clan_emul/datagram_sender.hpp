@@ -67,6 +67,10 @@ class DatagramSender {
   // delay, a DMQ failure in the link thread is reported by the next call.
   // kPio / kDma choose how the frame is copied into the peer's ring.
   Errc send(const void* data, size_t len, Deadline deadline, Transfer how = Transfer::kPio);
+  // The same for a datagram gathered from two pieces (head, then data): no
+  // copy to join them first. head_len + len <= mtu().
+  Errc send(const void* head, size_t head_len, const void* data, size_t len, Deadline deadline,
+            Transfer how = Transfer::kPio);
 
   // Waits until held frames have gone out (kTimeout if not by the deadline;
   // the channel then stays open), then closes the DMQ: the receiver gets
@@ -88,8 +92,10 @@ class DatagramSender {
   };
 
   explicit DatagramSender(const DatagramConfig& config) : config_(config), faults_(config.faults) {}
-  Errc send_now(const void* data, size_t len, Deadline deadline, Transfer how);
-  Errc send_delayed(const void* data, size_t len, Deadline deadline, Transfer how);
+  Errc send_now(const void* head, size_t head_len, const void* data, size_t len, Deadline deadline,
+                Transfer how);
+  Errc send_delayed(const void* head, size_t head_len, const void* data, size_t len,
+                    Deadline deadline, Transfer how);
   Errc transmit(const std::byte* frame, size_t len, Deadline deadline, Transfer how);
   void link_loop();
   void stop_link();

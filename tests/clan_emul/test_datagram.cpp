@@ -189,7 +189,35 @@ TEST_CASE("datagram: crc32 matches the IEEE check value and composes incremental
   }
 }
 
-TEST_CASE("datagram: crc32 detects every single-byte corruption of a frame", "[datagram]") {
+TEST_CASE("datagram: crc32c matches the Castagnoli check value, hardware and tables agree", "[datagram]") {
+  const char* check = "123456789";
+  CHECK(crc32c(check, 9) == 0xE3069283u);
+  CHECK(crc32c_update_portable(0, check, 9) == 0xE3069283u);
+  CHECK(crc32c(nullptr, 0) == 0u);
+  std::vector<std::byte> data(1000);
+  fill_payload(2, data.data(), data.size());
+  for (size_t len : {0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 999, 1000}) {
+    CHECK(crc32c(data.data(), len) == crc32c_update_portable(0, data.data(), len));
+  }
+  for (size_t cut : {0, 1, 7, 8, 9, 500, 999, 1000}) {
+    CHECK(crc32c_update(crc32c(data.data(), cut), data.data() + cut, data.size() - cut) ==
+          crc32c(data.data(), data.size()));
+  }
+  INFO("hardware CRC-32C: " << crc32c_hardware());
+  SUCCEED();
+}
+
+TEST_CASE("datagram: a frame's payload gathered from two pieces equals one from a single piece", "[datagram]") {
+  std::vector<std::byte> payload(100);
+  fill_payload(4, payload.data(), payload.size());
+  std::vector<std::byte> one(dgram::kFrameHeader + 100), two(dgram::kFrameHeader + 100);
+  dgram::encode_frame(one.data(), 9, payload.data(), payload.size());
+  dgram::encode_frame(two.data(), 9, payload.data(), 16, payload.data() + 16, 84);
+  CHECK(one == two);
+  CHECK(dgram::check_frame(two.data(), two.size(), 9180, nullptr) == dgram::FrameCheck::kOk);
+}
+
+TEST_CASE("datagram: the frame CRC detects every single-byte corruption of a frame", "[datagram]") {
   std::vector<std::byte> frame(dgram::kFrameHeader + 40);
   std::vector<std::byte> payload(40);
   fill_payload(3, payload.data(), payload.size());
@@ -452,8 +480,8 @@ TEST_CASE("datagram: a receiver discards garbage frames from a raw DMQ sender an
   };
   // A frame whose header fields are rewritten and whose CRC is then made valid.
   auto recrc = [](std::vector<std::byte>& f) {
-    const uint32_t crc = crc32_update(crc32_update(0, f.data(), dgram::kCrc),
-                                      f.data() + dgram::kFrameHeader, f.size() - dgram::kFrameHeader);
+    const uint32_t crc = dgram::frame_crc(f.data(), f.data() + dgram::kFrameHeader,
+                                          f.size() - dgram::kFrameHeader);
     std::memcpy(f.data() + dgram::kCrc, &crc, 4);
   };
 
