@@ -32,6 +32,9 @@ class GiopFramer {
   // split over pieces is gathered until its answer flag can be read.
   Piece next(const std::byte* data, size_t len);
 
+  // The next byte is the first of a GIOP message header (or of a Fragment's).
+  bool at_header() const { return header_have_ == 0; }
+
  private:
   bool parse_header(const std::byte* h);
   // Reads the answer flag from the request header; false if more bytes are needed.

@@ -16,7 +16,14 @@ namespace {
 // enough for the link to probe the peer (it probes a stall after 1 ms, which
 // is what recovers a lost credit ack), short enough not to hold up receiving.
 // The connection's lock is not held meanwhile, and the link keeps reading.
+// Chunks from this size on are sent with the copy-out trick (paper 002 sect.
+// 4.4): it costs one extra small packet, which pays only for large chunks.
+constexpr size_t kInPlaceMin = 4096;
+
 clan::Deadline credit_wait() { return clan::Deadline::after(std::chrono::microseconds(2500)); }
+
+// Already expired, like Deadline::now(), without reading the clock.
+const clan::Deadline kPoll{clan::Clock::time_point{}};
 
 otp::EngineConfig engine_config(size_t link_mtu) {
   otp::EngineConfig c;
@@ -39,16 +46,41 @@ OtpConnection::OtpConnection(std::shared_ptr<Fabric> fabric, std::unique_ptr<cla
       my_address_(std::move(my_address)),
       peer_address_(std::move(peer_address)),
       engine_(role, engine_config(link_->mtu())),
-      rxbuf_(link_->mtu()) {}
+      rxbuf_(link_->mtu()) {
+  engine_.set_sink(this);
+}
 
 OtpConnection::~OtpConnection() {
   OtpTimerService::instance().forget(this);
   detach_from_endpoint();
 }
 
-void OtpConnection::flush(std::unique_lock<std::mutex>& lk, clan::Deadline deadline) {
-  otp::Engine::Packet p;
-  while (engine_.next_packet(p)) outq_.push_back(std::move(p.bytes));
+void OtpConnection::enqueue(const std::byte* packet, size_t len) {
+  std::vector<std::byte> v;
+  if (!spare_.empty()) {
+    v = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  v.assign(packet, packet + len);
+  outq_.push_back(std::move(v));
+}
+
+void OtpConnection::transmit(const std::byte* packet, size_t len) {
+  // Another thread is draining the out-queue (with mu_ released), or packets
+  // wait for credit: this one goes after them.
+  if (sending_ || !outq_.empty()) {
+    enqueue(packet, len);
+    return;
+  }
+  // Never waits (kPoll): mu_ is held. No other thread of ours is in
+  // a link send (sending_ is false), so nothing here blocks for long.
+  const Errc e = link_->send(packet, len, kPoll);
+  if (e == Errc::kTimeout || e == Errc::kWouldBlock) enqueue(packet, len);  // no credit yet
+  // Other errors: lost like any packet (the protocol recovers) or the link is
+  // gone (Recv sees it).
+}
+
+void OtpConnection::flush(std::unique_lock<std::mutex>& lk, std::optional<clan::Deadline> deadline) {
   // The service only needs a wake-up no later than the engine's next timer:
   // a wake-up that comes early finds nothing due and reschedules (calling
   // on_timer early is harmless). So only a timer that moved earlier costs a
@@ -58,18 +90,20 @@ void OtpConnection::flush(std::unique_lock<std::mutex>& lk, clan::Deadline deadl
     scheduled_ = *t;
     OtpTimerService::instance().schedule(this, *t);
   }
-  if (sending_) return;  // the thread draining the queue sends these too
+  if (sending_ || outq_.empty()) return;  // the thread draining the queue sends these too
+  if (!deadline) deadline = credit_wait();
   sending_ = true;
   while (!outq_.empty()) {
     std::vector<std::byte> pkt = std::move(outq_.front());
     outq_.pop_front();
     lk.unlock();
-    const Errc e = link_->send(pkt.data(), pkt.size(), deadline);
+    const Errc e = link_->send(pkt.data(), pkt.size(), *deadline);
     lk.lock();
     if (e == Errc::kTimeout || e == Errc::kWouldBlock) {  // no credit yet: keep it, in order
       outq_.push_front(std::move(pkt));
       break;
     }
+    if (spare_.size() < 16) spare_.push_back(std::move(pkt));
     // Other errors: the packet is lost like any other (the protocol recovers)
     // or the link is gone (Recv sees it).
   }
@@ -104,17 +138,26 @@ bool OtpConnection::collect_locked() {
   return !ended_;
 }
 
-int OtpConnection::send_to_engine(const std::byte* data, size_t len, bool complete,
-                                  bool exactly_once, clan::Deadline deadline) {
+int OtpConnection::send_to_engine(std::byte* data, size_t len, bool complete, bool exactly_once,
+                                  bool in_place, clan::Deadline deadline) {
   std::unique_lock lock(mu_);
   if (ended_) return -1;
-  otp::Errc e = engine_.send(data, len, complete, exactly_once, clan::now_ns());
+  // omniORB's buffer is valid only during Send: exactly-once packets keep a
+  // copy for retransmission (taken after the first transmission); one-ways
+  // go without any copy. See omnitransport/DESIGN.md.
+  otp::Errc e = in_place ? engine_.send_in_place(data, len, complete, exactly_once,
+                                                 otp::Retain::kCopy, clan::now_ns())
+                         : engine_.send(data, len, complete, exactly_once, clan::now_ns());
   flush(lock, deadline);
   return e == otp::Errc::kOk ? 0 : -1;
 }
 
 int OtpConnection::Send(void* buf, size_t sz, const omni_time_t& deadline) {
-  const auto* data = static_cast<const std::byte*>(buf);
+  auto* data = static_cast<std::byte*>(buf);
+  // Bytes that start with a GIOP header were marshalled into omniORB's own
+  // buffer; others may be application memory sent directly (large octet
+  // sequences), possibly read-only or shared: never written to.
+  const bool omni_buffer = framer_.at_header();
   const GiopFramer::Piece p = framer_.next(data, sz);
   if (!p.valid) {
     omniORB::logs(10, "giop:otp: outgoing bytes are not GIOP; closing the connection");
@@ -134,9 +177,12 @@ int OtpConnection::Send(void* buf, size_t sz, const omni_time_t& deadline) {
   if (!undecided_.empty()) {
     std::vector<std::byte> head;
     head.swap(undecided_);
-    if (send_to_engine(head.data(), head.size(), false, p.expects_reply, d) < 0) return -1;
+    if (send_to_engine(head.data(), head.size(), false, p.expects_reply, false, d) < 0) return -1;
+    undecided_.swap(head);  // keep the capacity
+    undecided_.clear();
   }
-  if (send_to_engine(data, p.len, p.ends_call, p.expects_reply, d) < 0) return -1;
+  const bool in_place = omni_buffer && p.len >= kInPlaceMin;
+  if (send_to_engine(data, p.len, p.ends_call, p.expects_reply, in_place, d) < 0) return -1;
   return static_cast<int>(p.len);
 }
 
@@ -144,6 +190,7 @@ int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
   const clan::Deadline d = to_deadline(deadline);
   auto* out = static_cast<std::byte*>(buf);
   std::unique_lock lock(mu_);
+  uint64_t now = 0;  // read when first needed, then after each datagram (reading costs)
   for (;;) {
     collect_locked();
     if (!ready_.empty()) {
@@ -155,6 +202,7 @@ int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
         got += n;
         ready_off_ += n;
         if (ready_off_ == front.size()) {
+          engine_.recycle(std::move(front));
           ready_.pop_front();
           ready_off_ = 0;
         }
@@ -162,9 +210,9 @@ int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
       return static_cast<int>(got);
     }
     if (ended_) return -1;
-    const uint64_t now = clan::now_ns();
+    if (now == 0) now = clan::now_ns();
     if (auto t = engine_.next_timer(); t && *t <= now) engine_.on_timer(now);
-    flush(lock, credit_wait());  // never wait long for credit here
+    flush(lock);  // never waits long for credit
     // Wait for a datagram, the engine's next timer, or the caller's deadline;
     // while packets wait for credit, in short slices so they leave as soon as
     // the credit (taken off the ring by the link) is there.
@@ -178,13 +226,14 @@ int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
     lock.unlock();
     auto r = link_->receive(rxbuf_.data(), rxbuf_.size(), until);
     lock.lock();
+    now = clan::now_ns();
     if (r) {
-      engine_.on_packet(rxbuf_.data(), r.value(), clan::now_ns());
+      engine_.on_packet(rxbuf_.data(), r.value(), now);
     } else if (r.error() == Errc::kTimeout) {
       if (d.expired()) return 0;
     } else {
       // The link ended (closed, peer dead, corrupt): a hard error (sect. 4.2.1 iii).
-      engine_.fail(clan::now_ns());
+      engine_.fail(now);
       collect_locked();
       if (ready_.empty()) return -1;
     }
@@ -196,7 +245,7 @@ void OtpConnection::on_timer_due() {
   scheduled_ = 0;  // the service dropped us before calling
   const uint64_t now = clan::now_ns();
   if (auto t = engine_.next_timer(); t && *t <= now) engine_.on_timer(now);
-  flush(lock, credit_wait());
+  flush(lock);
   // Packets still waiting for credit: come back soon (nobody may be in Recv).
   if (!outq_.empty() && scheduled_ == 0) {
     scheduled_ = now + 1'000'000;
@@ -225,7 +274,7 @@ bool OtpConnection::wait_readable(clan::Deadline deadline) {
     if (!r) return r.error() != Errc::kTimeout;  // a closed link is readable
     std::unique_lock lock(mu_);
     engine_.on_packet(rxbuf_.data(), r.value(), clan::now_ns());
-    flush(lock, credit_wait());
+    flush(lock);
   }
 }
 

@@ -12,6 +12,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,7 @@
 
 namespace clanorb {
 
-class OtpConnection : public MonitoredConnection, public OtpTimerClient {
+class OtpConnection : public MonitoredConnection, public OtpTimerClient, private otp::PacketSink {
  public:
   OtpConnection(std::shared_ptr<Fabric> fabric, std::unique_ptr<clan::DatagramLink> link,
                 otp::Role role, std::string my_address, std::string peer_address,
@@ -52,13 +53,22 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient {
   // released around each link send: a sender waiting for credit must never
   // stop this connection's receiver from consuming (which is what returns
   // credit to the peer). Only one thread drains the queue, keeping order.
-  // Recv and timers pass Deadline::now() (never wait for credit); Send may wait.
-  void flush(std::unique_lock<std::mutex>& lk, clan::Deadline deadline);
+  // Send passes its deadline (it may wait for credit); Recv and timers pass
+  // nothing: a short credit wait (credit_wait()), and no clock read when
+  // nothing waits for credit.
+  void flush(std::unique_lock<std::mutex>& lk, std::optional<clan::Deadline> deadline = {});
   // With mu_ held: moves engine deliveries into `ready_` (whole one-ways).
   // False if the connection ended (EOF / BAD).
   bool collect_locked();
-  int send_to_engine(const std::byte* data, size_t len, bool complete, bool exactly_once,
+  // `in_place`: the bytes are omniORB's own marshalling buffer, which the
+  // engine may write a header into for the time of a transmission.
+  int send_to_engine(std::byte* data, size_t len, bool complete, bool exactly_once, bool in_place,
                      clan::Deadline deadline);
+  // The engine's sink (with mu_ held): straight onto the link when nothing
+  // waits before it and credit is there, without waiting; else a copy joins
+  // the out-queue, in order.
+  void transmit(const std::byte* packet, size_t len) override;
+  void enqueue(const std::byte* packet, size_t len);
 
   std::shared_ptr<Fabric> fabric_;
   std::unique_ptr<clan::DatagramLink> link_;
@@ -75,6 +85,7 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient {
   uint64_t scheduled_ = 0;  // wake-up asked of the timer service (0: none)
   std::vector<std::byte> rxbuf_;
   std::deque<std::vector<std::byte>> outq_;  // packets waiting for link credit, in order
+  std::vector<std::vector<std::byte>> spare_;  // recycled out-queue buffers
   bool sending_ = false;                     // a thread is draining outq_
 };
 
