@@ -393,6 +393,15 @@ std::optional<uint64_t> Engine::next_timer() const {
   return retx_due_ ? retx_due_ : ack_due_;
 }
 
+std::optional<uint64_t> Engine::recovery_due() const {
+  if (role_ == Role::kClient) {
+    if (state_ == State::kWaitingForReply) return retx_due_;
+    return std::nullopt;
+  }
+  if (state_ == State::kIdle && reply_complete_ && !held_.empty()) return reply_completed_at_ + cfg_.rto_ns;
+  return std::nullopt;
+}
+
 Stats Engine::stats() const {
   Stats s = stats_;
   s.buffers_held = held_.size() + unsent_.size();

@@ -144,6 +144,12 @@ class Engine {
   bool next_received(Received& out);  // data/events for the strand, in order; out's old buffer is reused
 
   std::optional<uint64_t> next_timer() const;  // absolute ns when on_timer is due
+  // When recovery traffic is due if a packet was lost (a hint for a driver
+  // that would rather not be asleep then, no protocol state): client, its
+  // retransmission timer while it waits for a reply (it NACKs then); server,
+  // rto after it completed a reply still held, which is when a client that
+  // lost the reply, or whose next request was lost, NACKs. nullopt otherwise.
+  std::optional<uint64_t> recovery_due() const;
   State state() const { return state_; }
   Role role() const { return role_; }
   Stats stats() const;
@@ -236,6 +242,7 @@ class Engine {
   std::optional<uint8_t> last_reply_call_;
   // Server: the reply to tx_call_ is complete (held until acknowledged).
   bool reply_complete_ = false;
+  uint64_t reply_completed_at_ = 0;
 };
 
 }  // namespace otp

@@ -11,6 +11,7 @@ Errc Engine::server_send(const std::byte* data, size_t len, bool complete, uint6
   if (complete) {  // (ii) reply complete -> idle, reply held until acknowledged
     state_ = State::kIdle;
     reply_complete_ = true;
+    reply_completed_at_ = now;
     server_rearm(now);
   }
   return Errc::kOk;

@@ -22,6 +22,14 @@ constexpr size_t kInPlaceMin = 4096;
 
 clan::Deadline credit_wait() { return clan::Deadline::after(std::chrono::microseconds(2500)); }
 
+// Around the moment recovery traffic is due after a loss (the engine's
+// recovery_due(): our retransmission timer, or the peer's NACK), Recv polls
+// instead of sleeping: a sleeping thread wakes tens of microseconds late
+// (timer slack, scheduling), and after a loss that delay adds to the call
+// twice, once on each side.
+constexpr uint64_t kPollBeforeNs = 150'000;
+constexpr uint64_t kPollAfterNs = 150'000;
+
 // Already expired, like Deadline::now(), without reading the clock.
 const clan::Deadline kPoll{clan::Clock::time_point{}};
 
@@ -223,8 +231,18 @@ int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
     };
     if (auto t = engine_.next_timer()) sooner(*t);
     if (!outq_.empty()) sooner(now + 200'000);
+    if (auto due = engine_.recovery_due()) {
+      if (now + kPollBeforeNs < *due) {
+        sooner(*due - kPollBeforeNs);  // sleep until shortly before
+      } else {
+        // Inside the window; it lasts past the due moment (a timer that
+        // fired moves recovery_due() on, but the answer is still to come).
+        poll_until_ = std::max(poll_until_, *due + kPollAfterNs);
+      }
+    }
+    const bool poll = now < poll_until_;
     lock.unlock();
-    auto r = link_->receive(rxbuf_.data(), rxbuf_.size(), until);
+    auto r = link_->receive(rxbuf_.data(), rxbuf_.size(), poll ? kPoll : until);
     lock.lock();
     now = clan::now_ns();
     if (r) {

@@ -83,6 +83,7 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   std::vector<std::byte> oneway_;             // a one-way request being gathered
   bool ended_ = false;
   uint64_t scheduled_ = 0;  // wake-up asked of the timer service (0: none)
+  uint64_t poll_until_ = 0;  // Recv polls rather than sleeps until then (recovery after a loss)
   std::vector<std::byte> rxbuf_;
   std::deque<std::vector<std::byte>> outq_;  // packets waiting for link credit, in order
   std::vector<std::vector<std::byte>> spare_;  // recycled out-queue buffers
