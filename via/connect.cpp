@@ -69,7 +69,7 @@ clan::Result<std::shared_ptr<Conn>> make_conn(Vi* vi) {
   c->recv_cq = vi->recv_cq;
   c->send_src = vi->send_src;
   c->recv_src = vi->recv_src;
-  if (vi->recv_cq) c->tq_rx->tripwire().set_queue(&vi->recv_cq->eq, vi->recv_src);
+  if (vi->recv_cq && vi->recv_notify) c->tq_rx->tripwire().set_queue(&vi->recv_cq->eq, vi->recv_src);
   if (vi->send_cq) c->ck_rx->notify_to(&vi->send_cq->eq, vi->send_src);
   c->dma = std::make_unique<clan::DmaStream>(nic, vi->send_cq ? &vi->send_cq->eq : nullptr, vi->id);
   return c;

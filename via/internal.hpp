@@ -257,6 +257,7 @@ struct Vi {
   Fifo<QueuedSend> sends;
   Fifo<RemoteDesc> remote;
   Fifo<VIP_DESCRIPTOR*> send_done, recv_done;
+  bool recv_notify = true;  // VipClanCQNotify: receives report to recv_cq
   // Receive completions so far: VipRecvWait also waits for one found by
   // another thread (e.g. one polling a completion queue). Written under mu.
   std::atomic<uint64_t> recv_completions{0};

@@ -92,7 +92,7 @@ void Vi::finish_recv(PostedRecv& p, uint32_t status) {
     recv_completions.store(n, std::memory_order_seq_cst);
     if (conn) conn->tq_rx->tripwire().wake_waiters();
   }
-  if (recv_cq) recv_cq->push(this, true);
+  if (recv_cq && recv_notify) recv_cq->push(this, true);
 }
 
 void Vi::teardown() {
@@ -635,6 +635,30 @@ VIP_RETURN VipClanQueryViAttributes(VIP_VI_HANDLE ViHandle, VIP_CLAN_VI_ATTRIBUT
   if (!vi || !a) return VIP_INVALID_PARAMETER;
   std::lock_guard lock(vi->mu);
   *a = vi->ext;
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipClanCQNotify(VIP_VI_HANDLE ViHandle, VIP_BOOLEAN Enable) {
+  Vi* vi = vi_of(ViHandle);
+  if (!vi) return VIP_INVALID_PARAMETER;
+  std::lock_guard lock(vi->mu);
+  if (!vi->recv_cq) return VIP_INVALID_STATE;
+  vi->recv_notify = Enable != VIP_FALSE;
+  // Arrivals fire the transfer queue's tripwire: into the CQ's event queue,
+  // or (muted) only to this VI's own waiters.
+  if (vi->conn) {
+    vi->conn->tq_rx->tripwire().set_queue(vi->recv_notify ? &vi->recv_cq->eq : nullptr,
+                                          vi->recv_src);
+  }
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipClanRecvReady(VIP_VI_HANDLE ViHandle, VIP_BOOLEAN* Ready) {
+  Vi* vi = vi_of(ViHandle);
+  if (!vi || !Ready) return VIP_INVALID_PARAMETER;
+  std::lock_guard lock(vi->mu);
+  vi->progress();
+  *Ready = vi->recv_done.empty() ? VIP_FALSE : VIP_TRUE;
   return VIP_SUCCESS;
 }
 

@@ -353,6 +353,18 @@ typedef struct {
 
 VIP_RETURN VipClanQueryNicStats(IN VIP_NIC_HANDLE NicHandle, OUT VIP_CLAN_NIC_STATS* Stats);
 
+/* Whether this VI's receive completions go to its receive CQ (default
+ * VIP_TRUE; VIP_INVALID_STATE for a VI created without one). While muted,
+ * arriving messages wake no VipCQWait and completions make no CQ entries:
+ * the queue behaves as if it had no CQ (VipRecvDone/VipRecvWait find them).
+ * Unmuting makes no entries for completions that happened meanwhile; check
+ * VipClanRecvReady. Like arming a CQ notification, for a server that watches
+ * a connection only between the calls it serves. */
+VIP_RETURN VipClanCQNotify(IN VIP_VI_HANDLE ViHandle, IN VIP_BOOLEAN Enable);
+/* Ready = VIP_TRUE if VipRecvDone would return a descriptor now; dequeues
+ * nothing (a look that leaves the descriptors to the thread reading them). */
+VIP_RETURN VipClanRecvReady(IN VIP_VI_HANDLE ViHandle, OUT VIP_BOOLEAN* Ready);
+
 /* Wakes a thread blocked in VipCQWait on this CQ (or the next caller, if none
  * is blocked): it returns VIP_NOT_DONE. For a thread that waits for a CQ and
  * for something else, e.g. a server that also hands out new connections. */

@@ -55,6 +55,11 @@ bool ViaConnection::open() {
     r = VipCreateVi(nic, &a, nullptr, via_endpoint_ ? via_endpoint_->cq() : nullptr, &vi_);
     what = "VipCreateVi";
   }
+  // Not armed until omniORB asks (setSelectable).
+  if (r == VIP_SUCCESS && via_endpoint_) {
+    r = VipClanCQNotify(vi_, VIP_FALSE);
+    what = "VipClanCQNotify";
+  }
   if (r == VIP_SUCCESS) {
     const size_t dma = fabric_options().dma_threshold;
     VIP_CLAN_VI_ATTRIBUTES x{};
@@ -77,7 +82,7 @@ bool ViaConnection::open() {
     l << "giop:via: cannot set up a connection: " << what << ": " << via_error_name(r) << "\n";
     return false;
   }
-  if (via_endpoint_) via_endpoint_->attach(vi_, this, source());
+  if (via_endpoint_) via_endpoint_->attach(vi_, source());
   return true;
 }
 
@@ -119,7 +124,6 @@ bool ViaConnection::post_receive(size_t i) {
 }
 
 void ViaConnection::mark(VIP_DESCRIPTOR* d, bool ok) {
-  taken_.fetch_add(1, std::memory_order_acq_rel);
   const auto off = reinterpret_cast<std::byte*>(d) - mem_;
   if (off < 0 || static_cast<size_t>(off) >= buffers_ * kDescriptorBytes) return;  // not ours
   rx_state_[static_cast<size_t>(off) / kDescriptorBytes] = ok ? kDone : kFailed;
@@ -142,11 +146,16 @@ void ViaConnection::harvest() {
 bool ViaConnection::readable() {
   // Called by the monitor while another thread may be in Recv: look, never
   // dequeue. A message taken already but not consumed counts too.
-  if (announced_.load(std::memory_order_acquire) > taken_.load(std::memory_order_acquire)) {
-    return true;
+  {
+    std::lock_guard lock(rx_mu_);
+    if (rx_state_[next_rx_] != kEmpty) return true;
   }
-  std::lock_guard lock(rx_mu_);
-  return rx_state_[next_rx_] != kEmpty;
+  VIP_BOOLEAN ready = VIP_FALSE;
+  return VipClanRecvReady(vi_, &ready) == VIP_SUCCESS && ready != VIP_FALSE;
+}
+
+void ViaConnection::notify_to(clan::EventQueue* queue, uint32_t) {
+  if (via_endpoint_) VipClanCQNotify(vi_, queue ? VIP_TRUE : VIP_FALSE);
 }
 
 bool ViaConnection::wait_readable(clan::Deadline deadline) {

@@ -15,16 +15,15 @@
 // buffers in the order they were posted.
 //
 // On the server side every VI's receive queue reports to the endpoint's
-// completion queue (see ViaEndpoint). Readiness is "the completion queue has
-// announced more receives than Recv has taken": counted, not looked up with
-// VipRecvDone, so that only the thread reading the connection ever dequeues
-// its descriptors (a second dequeuer could take the completion a blocked
-// VipRecvWait is waiting for).
+// completion queue (see ViaEndpoint), but only while omniORB has the
+// connection armed (VipClanCQNotify): a connection a thread is serving wakes
+// no monitor, as with giop:clan. Readiness is VipClanRecvReady, a look that
+// dequeues nothing, so only the thread reading the connection ever takes its
+// descriptors.
 //
 // Never throws; errors are return values, as omniORB's transports do.
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -47,8 +46,6 @@ class ViaConnection : public MonitoredConnection {
   bool open();
 
   VIP_VI_HANDLE vi() const { return vi_; }
-  // The endpoint's monitor saw a receive completion of this VI on its CQ.
-  void announce() { announced_.fetch_add(1, std::memory_order_acq_rel); }
   // Once connected (VipConnectRequest / VipConnectAccept on vi()).
   void set_addresses(std::string mine, std::string peer);
 
@@ -62,8 +59,8 @@ class ViaConnection : public MonitoredConnection {
  protected:
   bool readable() override;
   bool wait_readable(clan::Deadline deadline) override;
-  // The completion queue always reports; arming is the monitor's business.
-  void notify_to(clan::EventQueue*, uint32_t) override {}
+  // Arms or mutes the VI's reports to the endpoint's completion queue.
+  void notify_to(clan::EventQueue* queue, uint32_t) override;
 
  private:
   static constexpr uint8_t kEmpty = 0, kDone = 1, kFailed = 2;
@@ -89,8 +86,6 @@ class ViaConnection : public MonitoredConnection {
   std::vector<uint8_t> rx_state_;
   size_t next_rx_ = 0;
   size_t rx_off_ = 0;
-  // Receive completions announced by the CQ / dequeued by this connection.
-  std::atomic<uint64_t> announced_{0}, taken_{0};
 
   // Send side (omniORB sends on a connection from one thread at a time).
   bool send_pending_ = false;  // the send buffer is still being sent

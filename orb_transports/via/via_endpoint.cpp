@@ -128,9 +128,9 @@ void ViaEndpoint::signal(uint32_t source) {
   VipClanCQWake(cq_);
 }
 
-void ViaEndpoint::attach(VIP_VI_HANDLE vi, ViaConnection* c, uint32_t source) {
+void ViaEndpoint::attach(VIP_VI_HANDLE vi, uint32_t source) {
   std::lock_guard lock(mu_);
-  vis_[vi] = {c, source};
+  vis_[vi] = source;
 }
 
 void ViaEndpoint::detach(VIP_VI_HANDLE vi) {
@@ -156,8 +156,7 @@ std::optional<uint32_t> ViaEndpoint::next_event() {
     std::lock_guard lock(mu_);
     auto it = vis_.find(vi);
     if (it == vis_.end()) continue;  // a VI gone meanwhile
-    if (recv) it->second.first->announce();
-    return it->second.second;
+    return it->second;
   }
 }
 

@@ -15,15 +15,13 @@
 
 namespace clanorb {
 
-class ViaConnection;
-
 class ViaEndpoint : public MonitoredEndpoint {
  public:
   ViaEndpoint(std::string node, uint16_t port) : MonitoredEndpoint("giop:via", std::move(node), port) {}
 
   VIP_CQ_HANDLE cq() const { return cq_; }
   // A connection's VI and its event source, for completion queue entries.
-  void attach(VIP_VI_HANDLE vi, ViaConnection* c, uint32_t source);
+  void attach(VIP_VI_HANDLE vi, uint32_t source);
   void detach(VIP_VI_HANDLE vi);
 
   clan::Result<uint32_t> add_source() override;
@@ -47,7 +45,7 @@ class ViaEndpoint : public MonitoredEndpoint {
   std::mutex mu_;
   uint32_t next_source_ = 1;
   std::vector<uint32_t> signalled_;
-  std::unordered_map<VIP_VI_HANDLE, std::pair<ViaConnection*, uint32_t>> vis_;
+  std::unordered_map<VIP_VI_HANDLE, uint32_t> vis_;
 };
 
 }  // namespace clanorb

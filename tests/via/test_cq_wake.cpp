@@ -104,3 +104,70 @@ TEST_CASE("VipRecvWait sees a completion another thread found through the CQ", "
   REQUIRE(VipDestroyVi(svi) == VIP_SUCCESS);
   REQUIRE(VipDestroyCQ(cq) == VIP_SUCCESS);
 }
+
+TEST_CASE("VipClanCQNotify mutes a VI's receive CQ; VipClanRecvReady looks without dequeuing",
+          "[via][cq]") {
+  RuntimeDir dir;
+  Node server, client;
+  REQUIRE(server.open("cns"));
+  REQUIRE(client.open("cnc"));
+  VIP_CQ_HANDLE cq = nullptr;
+  REQUIRE(VipCreateCQ(server.nic, 64, &cq) == VIP_SUCCESS);
+  auto sa = vi_attributes(server.ptag);
+  auto ca = vi_attributes(client.ptag);
+  VIP_VI_HANDLE svi = nullptr, cvi = nullptr;
+  REQUIRE(VipCreateVi(server.nic, &sa, nullptr, cq, &svi) == VIP_SUCCESS);
+  REQUIRE(VipCreateVi(client.nic, &ca, nullptr, nullptr, &cvi) == VIP_SUCCESS);
+  CHECK(VipClanCQNotify(cvi, VIP_FALSE) == VIP_INVALID_STATE);  // no receive CQ
+  CHECK(VipClanCQNotify(nullptr, VIP_FALSE) == VIP_INVALID_PARAMETER);
+  VIP_BOOLEAN ready = VIP_TRUE;
+  CHECK(VipClanRecvReady(svi, nullptr) == VIP_INVALID_PARAMETER);
+  CHECK(VipClanRecvReady(nullptr, &ready) == VIP_INVALID_PARAMETER);
+  REQUIRE(VipClanCQNotify(svi, VIP_FALSE) == VIP_SUCCESS);  // before connecting: kept
+  for (size_t i = 0; i < 3; ++i) REQUIRE(VipPostRecv(svi, server.make(i, 64), server.mh) == VIP_SUCCESS);
+  REQUIRE(connect_pair(server, svi, cvi, "cns"));
+  VIP_VI_HANDLE vi = nullptr;
+  VIP_BOOLEAN recv = VIP_FALSE;
+  VIP_DESCRIPTOR* d = nullptr;
+
+  REQUIRE(VipClanRecvReady(svi, &ready) == VIP_SUCCESS);
+  CHECK(ready == VIP_FALSE);
+  // Muted: the message arrives, is seen as ready, and makes no CQ entry.
+  REQUIRE(VipPostSend(cvi, client.make(10, 8), client.mh) == VIP_SUCCESS);
+  REQUIRE(VipSendWait(cvi, 10000, &d) == VIP_SUCCESS);
+  REQUIRE(VipClanRecvReady(svi, &ready) == VIP_SUCCESS);
+  CHECK(ready == VIP_TRUE);
+  REQUIRE(VipClanRecvReady(svi, &ready) == VIP_SUCCESS);
+  CHECK(ready == VIP_TRUE);  // still there: nothing was dequeued
+  CHECK(VipCQDone(cq, &vi, &recv) == VIP_NOT_DONE);
+  REQUIRE(VipRecvDone(svi, &d) == VIP_SUCCESS);
+  CHECK(d == server.desc(0));
+  REQUIRE(VipClanRecvReady(svi, &ready) == VIP_SUCCESS);
+  CHECK(ready == VIP_FALSE);
+
+  // Unmuted: the next message is entered in the CQ again.
+  REQUIRE(VipClanCQNotify(svi, VIP_TRUE) == VIP_SUCCESS);
+  REQUIRE(VipPostSend(cvi, client.make(10, 8), client.mh) == VIP_SUCCESS);
+  REQUIRE(VipSendWait(cvi, 10000, &d) == VIP_SUCCESS);
+  REQUIRE(VipCQWait(cq, 10000, &vi, &recv) == VIP_SUCCESS);
+  CHECK(vi == svi);
+  CHECK(recv == VIP_TRUE);
+  REQUIRE(VipRecvDone(svi, &d) == VIP_SUCCESS);
+  CHECK(d == server.desc(1));
+
+  // Muted while a thread sleeps in VipRecvWait: the arrival still wakes it.
+  REQUIRE(VipClanCQNotify(svi, VIP_FALSE) == VIP_SUCCESS);
+  auto waiter = std::async(std::launch::async, [svi] {
+    VIP_DESCRIPTOR* out = nullptr;
+    return VipRecvWait(svi, 10000, &out);
+  });
+  REQUIRE(VipPostSend(cvi, client.make(10, 8), client.mh) == VIP_SUCCESS);
+  CHECK(waiter.get() == VIP_SUCCESS);
+  CHECK(VipCQDone(cq, &vi, &recv) == VIP_NOT_DONE);
+
+  REQUIRE(VipDisconnect(cvi) == VIP_SUCCESS);
+  REQUIRE(VipDestroyVi(cvi) == VIP_SUCCESS);
+  VipDisconnect(svi);
+  REQUIRE(VipDestroyVi(svi) == VIP_SUCCESS);
+  REQUIRE(VipDestroyCQ(cq) == VIP_SUCCESS);
+}
