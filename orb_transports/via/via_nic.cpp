@@ -11,9 +11,6 @@ namespace clanorb {
 namespace {
 std::mutex nic_mu;
 std::shared_ptr<ViaNic> the_nic;
-// Imported peer regions kept mapped: one per connection's receive memory,
-// so a server answering many clients does not map and unmap per reply.
-constexpr VIP_ULONG kMappingCacheEntries = 1024;
 }  // namespace
 
 std::shared_ptr<ViaNic> ViaNic::get(const std::string& node) {
@@ -31,11 +28,10 @@ std::shared_ptr<ViaNic> ViaNic::get(const std::string& node) {
   auto n = std::shared_ptr<ViaNic>(new ViaNic());
   n->node_ = name;
   VIP_RETURN r = VipOpenNic(name.c_str(), &n->nic_);
+  // The NIC's PIO mapping cache keeps its default size: each VI keeps its own
+  // peer's receive region mapped anyway, and a larger cache would keep the
+  // memory of peers long gone.
   if (r == VIP_SUCCESS) r = VipCreatePtag(n->nic_, &n->ptag_);
-  if (r == VIP_SUCCESS) {
-    VIP_CLAN_NIC_ATTRIBUTES a{VIP_TRUE, kMappingCacheEntries};
-    r = VipClanSetNicAttributes(n->nic_, &a);
-  }
   if (r != VIP_SUCCESS) {
     omniORB::logger l;
     l << "giop:via: cannot open VIA NIC '" << name.c_str() << "': " << via_error_name(r)
