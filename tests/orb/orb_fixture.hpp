@@ -118,6 +118,7 @@ class Server {
     return proc_->wait(limit);
   }
   void kill_now() { proc_->kill_now(SIGKILL); }
+  pid_t pid() const { return proc_->pid(); }
   int wait(std::chrono::milliseconds limit = 20s) { return proc_->wait(limit); }
 
  private:

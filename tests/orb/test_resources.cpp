@@ -1,0 +1,68 @@
+// A server keeps nothing of clients that have gone: connections made and
+// dropped one after another leave no file descriptors or memory mappings
+// behind (shared memory of departed peers included).
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "orb/generate.hpp"
+#include "orb/orb_fixture.hpp"
+
+using namespace clan::orbtest;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Slack for connections still being torn down; a leak of even one
+// descriptor per connection exceeds it.
+constexpr size_t kSlack = 8;
+
+struct Footprint {
+  size_t fds = 0, maps = 0;
+};
+
+Footprint footprint(pid_t pid) {
+  Footprint f;
+  const std::string proc = "/proc/" + std::to_string(pid);
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(proc + "/fd")) ++f.fds;
+  std::ifstream maps(proc + "/maps");
+  for (std::string line; std::getline(maps, line);) ++f.maps;
+  return f;
+}
+
+void run_clients(const Server& server, int n) {
+  for (int i = 0; i < n; ++i) {
+    auto c = start_client({"--ior", server.echo_ior(), "--calls", "1", "--tag", "fp"});
+    REQUIRE(c->wait() == kClientOk);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("clients that come and go leave no descriptors or mappings behind in the server", "[orb]") {
+  ORB_TEST_OVER_EVERY_TRANSPORT();
+  Server server(t, mode);
+  // Warm-up: thread pools, lazily opened resources and bounded caches fill.
+  run_clients(server, 20);
+  const Footprint before = footprint(server.pid());
+  constexpr int kClients = 30;
+  run_clients(server, kClients);
+  // The connection manager forgets a departed peer's node (a ZeroMQ socket)
+  // after an idle grace of a few seconds: poll until the footprint is back,
+  // for a bounded time.
+  auto leaked = [&](const Footprint& f) {
+    return f.fds > before.fds + kSlack || f.maps > before.maps + kSlack;
+  };
+  Footprint after = footprint(server.pid());
+  for (auto limit = std::chrono::steady_clock::now() + 20s;
+       leaked(after) && std::chrono::steady_clock::now() < limit;) {
+    std::this_thread::sleep_for(50ms);  // poll interval
+    after = footprint(server.pid());
+  }
+  INFO("fds " << before.fds << " -> " << after.fds << ", mappings " << before.maps << " -> "
+              << after.maps << " after " << kClients << " more clients");
+  CHECK(after.fds <= before.fds + kSlack);
+  CHECK(after.maps <= before.maps + kSlack);
+  CHECK(server.stop() == 0);
+}
