@@ -23,6 +23,41 @@ char thread_state(pid_t tid) {
   const auto paren = line.rfind(')');
   return paren == std::string::npos || paren + 2 >= line.size() ? '?' : line[paren + 2];
 }
+
+// A server VI whose receive queue reports to a CQ, and a client VI without
+// CQs, on two NICs in this process; connect() joins them.
+struct CqPair {
+  RuntimeDir dir;
+  Node server, client;
+  VIP_CQ_HANDLE cq = nullptr;
+  VIP_VI_HANDLE svi = nullptr, cvi = nullptr;
+  std::string name;
+
+  explicit CqPair(const std::string& n) : name(n) {
+    REQUIRE(server.open((n + "s").c_str()));
+    REQUIRE(client.open((n + "c").c_str()));
+    REQUIRE(VipCreateCQ(server.nic, 1024, &cq) == VIP_SUCCESS);
+    auto sa = vi_attributes(server.ptag);
+    auto ca = vi_attributes(client.ptag);
+    REQUIRE(VipCreateVi(server.nic, &sa, nullptr, cq, &svi) == VIP_SUCCESS);
+    REQUIRE(VipCreateVi(client.nic, &ca, nullptr, nullptr, &cvi) == VIP_SUCCESS);
+  }
+  void connect() { REQUIRE(connect_pair(server, svi, cvi, name + "s")); }
+  // One 8-byte message from the client, sent.
+  void send() {
+    VIP_DESCRIPTOR* d = nullptr;
+    REQUIRE(VipPostSend(cvi, client.make(10, 8), client.mh) == VIP_SUCCESS);
+    REQUIRE(VipSendWait(cvi, 10000, &d) == VIP_SUCCESS);
+  }
+  ~CqPair() {
+    VipDisconnect(cvi);
+    CHECK(VipDestroyVi(cvi) == VIP_SUCCESS);
+    VipDisconnect(svi);
+    CHECK(VipDestroyVi(svi) == VIP_SUCCESS);
+    CHECK(VipDestroyCQ(cq) == VIP_SUCCESS);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("VipClanCQWake: wakes a blocked VipCQWait, which returns VIP_NOT_DONE", "[via][cq]") {
@@ -62,22 +97,13 @@ TEST_CASE("VipClanCQWake: a wake before the wait is kept, one per call", "[via][
 // progresses the VI first takes the transfer record; the other must still
 // see the completion (VipRecvWait used to sleep on, its record gone).
 TEST_CASE("VipRecvWait sees a completion another thread found through the CQ", "[via][cq]") {
-  RuntimeDir dir;
-  Node server, client;
-  REQUIRE(server.open("rws"));
-  REQUIRE(client.open("rwc"));
-  VIP_CQ_HANDLE cq = nullptr;
-  REQUIRE(VipCreateCQ(server.nic, 1024, &cq) == VIP_SUCCESS);
-  auto sa = vi_attributes(server.ptag);
-  auto ca = vi_attributes(client.ptag);
-  VIP_VI_HANDLE svi = nullptr, cvi = nullptr;
-  REQUIRE(VipCreateVi(server.nic, &sa, nullptr, cq, &svi) == VIP_SUCCESS);
-  REQUIRE(VipCreateVi(client.nic, &ca, nullptr, nullptr, &cvi) == VIP_SUCCESS);
-  REQUIRE(connect_pair(server, svi, cvi, "rws"));
+  CqPair p("rw");
+  VIP_VI_HANDLE svi = p.svi;
+  p.connect();
   constexpr int kRounds = 200;
   int received = 0;
   for (int i = 0; i < kRounds; ++i) {
-    REQUIRE(VipPostRecv(svi, server.make(0, 64), server.mh) == VIP_SUCCESS);
+    REQUIRE(VipPostRecv(svi, p.server.make(0, 64), p.server.mh) == VIP_SUCCESS);
     std::promise<pid_t> tid;
     auto waiter = std::async(std::launch::async, [svi, &tid] {
       tid.set_value(static_cast<pid_t>(syscall(SYS_gettid)));
@@ -88,36 +114,22 @@ TEST_CASE("VipRecvWait sees a completion another thread found through the CQ", "
     // record while it is being woken.
     const pid_t t = tid.get_future().get();
     while (thread_state(t) != 'S') std::this_thread::yield();
-    REQUIRE(VipPostSend(cvi, client.make(1, 8), client.mh) == VIP_SUCCESS);
-    VIP_DESCRIPTOR* sd = nullptr;
-    REQUIRE(VipSendWait(cvi, 10000, &sd) == VIP_SUCCESS);
+    p.send();
     VIP_VI_HANDLE vi = nullptr;
     VIP_BOOLEAN recv = VIP_FALSE;
-    REQUIRE(VipCQWait(cq, 10000, &vi, &recv) == VIP_SUCCESS);
+    REQUIRE(VipCQWait(p.cq, 10000, &vi, &recv) == VIP_SUCCESS);
     CHECK(vi == svi);
     if (waiter.get() == VIP_SUCCESS) ++received;
   }
   CHECK(received == kRounds);
-  REQUIRE(VipDisconnect(cvi) == VIP_SUCCESS);
-  REQUIRE(VipDestroyVi(cvi) == VIP_SUCCESS);
-  VipDisconnect(svi);
-  REQUIRE(VipDestroyVi(svi) == VIP_SUCCESS);
-  REQUIRE(VipDestroyCQ(cq) == VIP_SUCCESS);
 }
 
 TEST_CASE("VipClanCQNotify mutes a VI's receive CQ; VipClanRecvReady looks without dequeuing",
           "[via][cq]") {
-  RuntimeDir dir;
-  Node server, client;
-  REQUIRE(server.open("cns"));
-  REQUIRE(client.open("cnc"));
-  VIP_CQ_HANDLE cq = nullptr;
-  REQUIRE(VipCreateCQ(server.nic, 64, &cq) == VIP_SUCCESS);
-  auto sa = vi_attributes(server.ptag);
-  auto ca = vi_attributes(client.ptag);
-  VIP_VI_HANDLE svi = nullptr, cvi = nullptr;
-  REQUIRE(VipCreateVi(server.nic, &sa, nullptr, cq, &svi) == VIP_SUCCESS);
-  REQUIRE(VipCreateVi(client.nic, &ca, nullptr, nullptr, &cvi) == VIP_SUCCESS);
+  CqPair p("cn");
+  VIP_VI_HANDLE svi = p.svi, cvi = p.cvi;
+  VIP_CQ_HANDLE cq = p.cq;
+  Node& server = p.server;
   CHECK(VipClanCQNotify(cvi, VIP_FALSE) == VIP_INVALID_STATE);  // no receive CQ
   CHECK(VipClanCQNotify(nullptr, VIP_FALSE) == VIP_INVALID_PARAMETER);
   VIP_BOOLEAN ready = VIP_TRUE;
@@ -125,7 +137,7 @@ TEST_CASE("VipClanCQNotify mutes a VI's receive CQ; VipClanRecvReady looks witho
   CHECK(VipClanRecvReady(nullptr, &ready) == VIP_INVALID_PARAMETER);
   REQUIRE(VipClanCQNotify(svi, VIP_FALSE) == VIP_SUCCESS);  // before connecting: kept
   for (size_t i = 0; i < 3; ++i) REQUIRE(VipPostRecv(svi, server.make(i, 64), server.mh) == VIP_SUCCESS);
-  REQUIRE(connect_pair(server, svi, cvi, "cns"));
+  p.connect();
   VIP_VI_HANDLE vi = nullptr;
   VIP_BOOLEAN recv = VIP_FALSE;
   VIP_DESCRIPTOR* d = nullptr;
@@ -133,8 +145,7 @@ TEST_CASE("VipClanCQNotify mutes a VI's receive CQ; VipClanRecvReady looks witho
   REQUIRE(VipClanRecvReady(svi, &ready) == VIP_SUCCESS);
   CHECK(ready == VIP_FALSE);
   // Muted: the message arrives, is seen as ready, and makes no CQ entry.
-  REQUIRE(VipPostSend(cvi, client.make(10, 8), client.mh) == VIP_SUCCESS);
-  REQUIRE(VipSendWait(cvi, 10000, &d) == VIP_SUCCESS);
+  p.send();
   REQUIRE(VipClanRecvReady(svi, &ready) == VIP_SUCCESS);
   CHECK(ready == VIP_TRUE);
   REQUIRE(VipClanRecvReady(svi, &ready) == VIP_SUCCESS);
@@ -147,8 +158,7 @@ TEST_CASE("VipClanCQNotify mutes a VI's receive CQ; VipClanRecvReady looks witho
 
   // Unmuted: the next message is entered in the CQ again.
   REQUIRE(VipClanCQNotify(svi, VIP_TRUE) == VIP_SUCCESS);
-  REQUIRE(VipPostSend(cvi, client.make(10, 8), client.mh) == VIP_SUCCESS);
-  REQUIRE(VipSendWait(cvi, 10000, &d) == VIP_SUCCESS);
+  p.send();
   REQUIRE(VipCQWait(cq, 10000, &vi, &recv) == VIP_SUCCESS);
   CHECK(vi == svi);
   CHECK(recv == VIP_TRUE);
@@ -161,13 +171,8 @@ TEST_CASE("VipClanCQNotify mutes a VI's receive CQ; VipClanRecvReady looks witho
     VIP_DESCRIPTOR* out = nullptr;
     return VipRecvWait(svi, 10000, &out);
   });
-  REQUIRE(VipPostSend(cvi, client.make(10, 8), client.mh) == VIP_SUCCESS);
+  p.send();
   CHECK(waiter.get() == VIP_SUCCESS);
   CHECK(VipCQDone(cq, &vi, &recv) == VIP_NOT_DONE);
 
-  REQUIRE(VipDisconnect(cvi) == VIP_SUCCESS);
-  REQUIRE(VipDestroyVi(cvi) == VIP_SUCCESS);
-  VipDisconnect(svi);
-  REQUIRE(VipDestroyVi(svi) == VIP_SUCCESS);
-  REQUIRE(VipDestroyCQ(cq) == VIP_SUCCESS);
 }
