@@ -5,7 +5,6 @@
 // Host names are OOB node names; the discriminator selects the port.
 #include <cstring>
 
-#include "clan_emul/dmq_layout.hpp"
 #include "via/internal.hpp"
 
 using namespace via;
@@ -45,15 +44,13 @@ void write_address(VIP_NET_ADDRESS* a, const std::string& host, const uint8_t* d
   std::memcpy(a->HostAddress + host.size(), disc, disc_len);
 }
 
-clan::DmqConfig cookie_config() { return clan::DmqConfig{kCookieRing, kCookieMessage}; }
-
 clan::Result<std::shared_ptr<Conn>> make_conn(Vi* vi) {
   clan::Nic& nic = *vi->nic->nic;
   auto c = std::make_shared<Conn>();
-  auto ck_rx = clan::DmqReceiver::create(nic, cookie_config());
+  auto ck_rx = CookieReceiver::create(nic, kCookieSlots);
   if (!ck_rx) return ck_rx.error();
   c->ck_rx = std::move(ck_rx.value());
-  auto ck_tx = clan::DmqSender::create(nic, cookie_config());
+  auto ck_tx = CookieSender::create(nic);
   if (!ck_tx) return ck_tx.error();
   c->ck_tx = std::move(ck_tx.value());
   auto tq_rx = TransferReceiver::create(nic, kTransferSlots);
@@ -70,7 +67,7 @@ clan::Result<std::shared_ptr<Conn>> make_conn(Vi* vi) {
   c->send_src = vi->send_src;
   c->recv_src = vi->recv_src;
   if (vi->recv_cq && vi->recv_notify) c->tq_rx->tripwire().set_queue(&vi->recv_cq->eq, vi->recv_src);
-  if (vi->send_cq) c->ck_rx->notify_to(&vi->send_cq->eq, vi->send_src);
+  if (vi->send_cq) c->ck_rx->tripwire().set_queue(&vi->send_cq->eq, vi->send_src);
   c->dma = std::make_unique<clan::DmaStream>(nic, vi->send_cq ? &vi->send_cq->eq : nullptr, vi->id);
   return c;
 }
@@ -87,8 +84,7 @@ std::vector<std::byte> hello_of(Vi* vi, const Conn& c, const Address& local) {
   h.max_transfer = static_cast<uint32_t>(vi->attrs.MaxTransferSize);
   h.flags = vi->attrs.EnableRdmaWrite ? wire::kRdmaWrite : 0;
   h.tq_slots = c.tq_rx->slots();
-  h.ck_ring_bytes = kCookieRing;
-  h.ck_max_message = kCookieMessage;
+  h.ck_slots = c.ck_rx->slots();
   h.ck_ring = c.ck_rx->cookie();
   h.ck_read = c.ck_tx->cookie();
   h.tq_ring = c.tq_rx->cookie();
@@ -120,14 +116,13 @@ bool read_hello(const std::vector<std::byte>& blob, wire::Hello& h) {
 Errc attach(Vi* vi, Conn& c, const std::vector<std::byte>& blob) {
   wire::Hello h;
   if (!read_hello(blob, h) || h.kind != wire::kHello) return Errc::kCorrupt;
-  clan::DmqConfig peer{h.ck_ring_bytes, h.ck_max_message};
-  if (!clan::dmq::valid(peer) || peer.ring_bytes > (size_t{1} << 24) ||
-      peer.max_message < kCookieMessage || h.tq_slots == 0 || h.tq_slots > 4096) {
+  // Our receive descriptors may fill the peer's ring up to the queue depth,
+  // plus its read pointer's lag: smaller rings are refused.
+  if (h.tq_slots == 0 || h.tq_slots > 4096 || h.ck_slots < kCookieSlots || h.ck_slots > 4096) {
     return Errc::kCorrupt;
   }
   clan::Nic& nic = *vi->nic->nic;
-  if (Errc e = c.ck_tx->attach(h.ck_ring, peer); e != Errc::kOk) return e;
-  if (Errc e = c.ck_rx->attach(h.ck_read); e != Errc::kOk) return e;
+  if (Errc e = c.ck_tx->attach(nic, h.ck_ring, h.ck_slots); e != Errc::kOk) return e;
   if (Errc e = c.tq_tx->attach(nic, h.tq_ring, h.tq_slots); e != Errc::kOk) return e;
   if (Errc e = c.tq_rx->attach(nic, h.tq_read); e != Errc::kOk) return e;
   vi->remote.clear();
@@ -142,6 +137,13 @@ Errc attach(Vi* vi, Conn& c, const std::vector<std::byte>& blob) {
     at += used;
     ++vi->next_remote;
     vi->remote.push_back(rd);
+  }
+  // The ring carries the peer's descriptors from here on.
+  if (Errc e = c.ck_rx->attach(nic, h.ck_read, vi->next_remote); e != Errc::kOk) return e;
+  // A send CQ hears of every arriving descriptor (deferred sends may go).
+  if (vi->send_cq) {
+    c.ck_rx->want_doorbell(true);
+    c.ck_rx->tripwire().poke();  // for any pushed before the peer saw the request
   }
   return Errc::kOk;
 }

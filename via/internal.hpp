@@ -18,13 +18,12 @@
 #include <vector>
 
 #include "clan_emul/dma_stream.hpp"
-#include "clan_emul/dmq_receiver.hpp"
-#include "clan_emul/dmq_sender.hpp"
 #include "clan_emul/event_queue.hpp"
 #include "clan_emul/nic.hpp"
 #include "clan_emul/oob_listener.hpp"
 #include "clan_emul/oob_manager.hpp"
 #include "clan_emul/region.hpp"
+#include "via/cookie_ring.hpp"
 #include "via/mapping_cache.hpp"
 #include "via/transfer_queue.hpp"
 #include "via/vipl.h"
@@ -44,8 +43,10 @@ constexpr uint32_t kMaxCqEntries = 1u << 16;
 constexpr uint32_t kTransferSlots = 512;  // > queue depth: a sender never finds it full
 // ... even with the read pointer an eighth of the ring behind (TransferReceiver::consume).
 static_assert(kTransferSlots - kTransferSlots / 8 > kMaxDescriptorsPerQueue);
-constexpr size_t kCookieRing = 256 * 1024;
-constexpr size_t kCookieMessage = 1024;
+// Cookie ring slots: the same bound as the transfer queue's.
+constexpr uint32_t kCookieSlots = 512;
+static_assert(kCookieSlots - kCookieSlots / 8 > kMaxDescriptorsPerQueue);
+constexpr size_t kCookieMessage = wire::kCkMessage;
 static_assert(sizeof(wire::PostHeader) + kMaxSegments * sizeof(wire::PostSegment) <=
               kCookieMessage);
 
@@ -193,8 +194,8 @@ struct Cq {
 
 // The shared-memory channel of a connected VI (paper 001 Fig. 3).
 struct Conn {
-  std::unique_ptr<clan::DmqSender> ck_tx;    // our receive descriptors -> peer
-  std::unique_ptr<clan::DmqReceiver> ck_rx;  // peer's receive descriptors
+  std::unique_ptr<CookieSender> ck_tx;       // our receive descriptors -> peer
+  std::unique_ptr<CookieReceiver> ck_rx;     // peer's receive descriptors
   std::unique_ptr<TransferSender> tq_tx;     // records -> peer
   std::unique_ptr<TransferReceiver> tq_rx;   // peer's records
   std::unique_ptr<clan::DmaStream> dma;      // data + pointer updates, in order
@@ -262,6 +263,7 @@ struct Vi {
   // another thread (e.g. one polling a completion queue). Written under mu.
   std::atomic<uint64_t> recv_completions{0};
   uint32_t recv_waiters = 0;  // threads in VipRecvWait between checks (under mu)
+  uint32_t cookie_waiters = 0;  // threads in VipSendWait for a receive descriptor (under mu)
 
   // Caches, under mu: the last registrations looked up (valid while the
   // NIC's mem_epoch is unchanged) and the last peer region mapped.

@@ -34,14 +34,11 @@ VIP_RETURN result_of(const VIP_DESCRIPTOR* d) {
 // VipRecvWait polls this many times before it reads the clock and waits.
 constexpr int kQuickSpins = 256;
 
-// A deadline already past, without reading the clock: a poll.
-clan::Deadline past() { return clan::Deadline(clan::Clock::time_point{}); }
-
 }  // namespace
 
 void Conn::wake() {
   if (tq_rx) tq_rx->tripwire().poke();
-  if (ck_rx) ck_rx->abort(Errc::kClosed);
+  if (ck_rx) ck_rx->tripwire().wake_waiters();
   if (recv_cq) recv_cq->eq.notify(recv_src);
   if (send_cq) send_cq->eq.notify(send_src);
 }
@@ -168,7 +165,7 @@ Errc Vi::push_post(const PostedRecv& p) {
   std::byte msg[kCookieMessage];
   size_t len = encode_post(p, msg);
   // The ring holds more than a full receive queue: it is never full.
-  Errc e = conn->ck_tx->send(msg, len, past(), clan::Transfer::kPio);
+  Errc e = conn->ck_tx->push(p.seq, msg, len);
   if (e == Errc::kOk) pushed = p.seq + 1;
   return e;
 }
@@ -204,19 +201,17 @@ void Vi::poll_records() {
 }
 
 void Vi::pull_cookies() {
-  while (conn && state == VIP_STATE_CONNECTED && conn->ck_rx->readable()) {
-    auto m = conn->ck_rx->receive(past());
-    if (!m) {
-      if (m.error() == Errc::kTimeout || m.error() == Errc::kWouldBlock) return;
-      if (conn->down.load(std::memory_order_acquire) != 0) return;  // handled by progress()
-      return fail(VIP_STATUS_TRANSPORT_ERROR);
-    }
-    // A message from the peer: checked before use.
+  while (conn && state == VIP_STATE_CONNECTED) {
+    const std::byte* m = conn->ck_rx->peek();
+    if (!m) return;
+    // A message the peer wrote (and may still be writing): each field read
+    // once and checked before use.
     RemoteDesc rd;
     size_t used = 0;
-    bool ok = parse_post(m->data, m->size, next_remote, used, rd) && used == m->size;
-    conn->ck_rx->release();
-    if (!ok) return fail(VIP_STATUS_TRANSPORT_ERROR);
+    if (!parse_post(m, kCookieMessage, next_remote, used, rd)) {
+      return fail(VIP_STATUS_TRANSPORT_ERROR);
+    }
+    conn->ck_rx->consume();
     ++next_remote;
     remote.push_back(rd);
   }
@@ -401,7 +396,7 @@ void Vi::progress() {
   if (!conn) return;
   if (down != 0) return fail(down == 2 ? VIP_STATUS_TRANSPORT_ERROR : 0);
   if (sends.empty()) {
-    pull_cookies();  // only when readable: nothing else to do
+    pull_cookies();  // nothing else to do
     return;
   }
   complete_sends();
@@ -739,11 +734,21 @@ VIP_RETURN VipSendWait(VIP_VI_HANDLE ViHandle, VIP_ULONG TimeOut, VIP_DESCRIPTOR
   Vi* vi = vi_of(ViHandle);
   if (!vi || !DescriptorPtr) return VIP_INVALID_PARAMETER;
   std::optional<clan::Deadline> deadline;  // read the clock only to wait
+  bool waiting = false;                    // counted in vi->cookie_waiters
+  // Under vi->mu: the last thread waiting for a receive descriptor lets the
+  // peer stop ringing the doorbell (unless a send CQ wants to hear).
+  auto stop_waiting = [vi, &waiting](const std::shared_ptr<Conn>& c) {
+    if (!waiting) return;
+    waiting = false;
+    if (--vi->cookie_waiters == 0 && !vi->send_cq && c) c->ck_rx->want_doorbell(false);
+  };
+  std::shared_ptr<Conn> waited;  // the channel `waiting` asked to ring
   for (;;) {
     std::shared_ptr<Conn> c;
     uint64_t ticket = 0;
     {
       std::lock_guard lock(vi->mu);
+      stop_waiting(waited);
       vi->progress();
       if (!vi->send_done.empty()) return pop(vi->send_done, DescriptorPtr);
       if (vi->sends.empty()) {
@@ -751,17 +756,30 @@ VIP_RETURN VipSendWait(VIP_VI_HANDLE ViHandle, VIP_ULONG TimeOut, VIP_DESCRIPTOR
       }
       c = vi->conn;
       if (!c) return VIP_INVALID_STATE;
-      if (vi->sends.front().in_flight) ticket = vi->sends.front().ticket;
+      if (vi->sends.front().in_flight) {
+        ticket = vi->sends.front().ticket;
+      } else {
+        // From here the peer rings the doorbell when it posts.
+        if (vi->cookie_waiters++ == 0) c->ck_rx->want_doorbell(true);
+        waiting = true;
+        waited = c;
+      }
     }
     if (!deadline) deadline = deadline_ms(TimeOut);
-    if (deadline->expired()) return VIP_TIMEOUT;
+    if (deadline->expired()) {
+      std::lock_guard lock(vi->mu);
+      stop_waiting(waited);
+      return VIP_TIMEOUT;
+    }
     if (ticket != 0) {
       c->dma->wait(ticket, *deadline);
     } else {
       // A deferred send waits for the peer's next receive descriptor (or the
       // transfer queue to drain: rare, so a short slice).
       auto slice = clan::Deadline::after(std::chrono::milliseconds(2));
-      c->ck_rx->wait_readable(slice.when() < deadline->when() ? slice : *deadline);
+      c->ck_rx->tripwire().wait(
+          [&c] { return c->ck_rx->readable() || c->down.load(std::memory_order_acquire) != 0; },
+          slice.when() < deadline->when() ? slice : *deadline);
     }
   }
 }

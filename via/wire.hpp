@@ -20,22 +20,23 @@ struct Hello {
   uint32_t max_transfer;
   uint8_t discriminator[16];
   uint32_t flags;          // kRdmaWrite
-  uint32_t tq_slots;       // transfer-queue ring this side receives into
-  uint64_t ck_ring_bytes;  // cookie-queue ring this side receives into
-  uint64_t ck_max_message;
+  uint32_t tq_slots;  // transfer-queue ring this side receives into
+  uint32_t ck_slots;  // cookie-queue ring this side receives into
+  uint32_t reserved;
   clan::RdmaCookie ck_ring;  // the peer pushes its receive descriptors here
   clan::RdmaCookie ck_read;  // the peer writes its cookie-queue read pointer here
   clan::RdmaCookie tq_ring;  // the peer writes transfer records here
   clan::RdmaCookie tq_read;  // the peer writes its transfer-queue read pointer here
 };
 constexpr uint32_t kHelloMagic = 0x56495043;  // "VIPC"
-constexpr uint16_t kVersion = 1;
+constexpr uint16_t kVersion = 2;
 constexpr uint16_t kHello = 0;
 constexpr uint16_t kReject = 1;
 constexpr uint32_t kRdmaWrite = 1;
 
 // Cookie queue (receiver -> sender): one message per posted receive
-// descriptor, a header then one entry per data segment (paper 001 sect. 3.3.1).
+// descriptor, a header then one entry per data segment (paper 001 sect. 3.3.1),
+// in the handshake or in a slot of the cookie ring.
 struct PostHeader {
   uint32_t magic;
   uint32_t segments;
@@ -83,5 +84,18 @@ constexpr size_t kTqWrite = 0;
 constexpr size_t kTqRing = 64;
 constexpr size_t kTqRead = 0;
 constexpr size_t tq_region_bytes(uint32_t slots) { return kTqRing + size_t{slots} * sizeof(Record); }
+
+// Cookie ring layout (sender's region, the peer writes it): [0] doorbell
+// (the tripwire watches it), slots from kCkRing, each [0] tag = descriptor
+// number + 1, written last, then the message. Receiver's region: [0] read
+// pointer, [8] doorbell wanted (non-zero: ring it after each push).
+constexpr size_t kCkDoorbell = 0;
+constexpr size_t kCkRing = 64;
+constexpr size_t kCkSlot = 576;
+constexpr size_t kCkMessage = kCkSlot - 8;
+constexpr size_t kCkRead = 0;
+constexpr size_t kCkWant = 8;
+constexpr size_t kCkSenderBytes = 64;
+constexpr size_t ck_region_bytes(uint32_t slots) { return kCkRing + size_t{slots} * kCkSlot; }
 
 }  // namespace via::wire

@@ -11,12 +11,11 @@
 #include <string>
 #include <thread>
 
-#include "clan_emul/dmq_receiver.hpp"
-#include "clan_emul/dmq_sender.hpp"
 #include "clan_emul/nic.hpp"
 #include "clan_emul/oob_manager.hpp"
 #include "support/child_process.hpp"
 #include "tests/via/via_test_util.hpp"
+#include "via/cookie_ring.hpp"
 #include "via/transfer_queue.hpp"
 #include "via/wire.hpp"
 
@@ -66,9 +65,8 @@ TEST_CASE("a completed descriptor's cookie is revoked; garbage in the transfer q
   clan::OobConfig oc;
   oc.node = "evil";
   auto oob = std::move(clan::OobManager::start(oc).value());
-  clan::DmqConfig ck{256 * 1024, 1024};
-  auto ck_rx = std::move(clan::DmqReceiver::create(*nic, ck).value());
-  auto ck_tx = std::move(clan::DmqSender::create(*nic, ck).value());
+  auto ck_rx = std::move(via::CookieReceiver::create(*nic, 512).value());
+  auto ck_tx = std::move(via::CookieSender::create(*nic).value());
   auto tq_rx = std::move(via::TransferReceiver::create(*nic, 512).value());
   auto tq_tx = std::move(via::TransferSender::create(*nic).value());
   via::wire::Hello h{};
@@ -77,8 +75,7 @@ TEST_CASE("a completed descriptor's cookie is revoked; garbage in the transfer q
   h.reliability = VIP_SERVICE_RELIABLE_DELIVERY;
   h.max_transfer = 64 * 1024;
   h.tq_slots = 512;
-  h.ck_ring_bytes = ck.ring_bytes;
-  h.ck_max_message = ck.max_message;
+  h.ck_slots = 512;
   h.ck_ring = ck_rx->cookie();
   h.ck_read = ck_tx->cookie();
   h.tq_ring = tq_rx->cookie();
@@ -138,13 +135,37 @@ TEST_CASE("a completed descriptor's cookie is revoked; garbage in the transfer q
   REQUIRE(VipCreateVi(good.nic, &ga, nullptr, nullptr, &gcvi) == VIP_SUCCESS);
   REQUIRE(connect_pair(server, gsvi, gcvi, "srv", "d1"));
 
-  // Garbage in the transfer queue's write pointer: that VI breaks, no crash.
-  REQUIRE(VipPostRecv(svi, server.make(1, 64), server.mh) == VIP_SUCCESS);
-  auto ring = std::move(nic->import(rh.tq_ring).value());
-  REQUIRE(ring.write_word(via::wire::kTqWrite, 0xdeadbeefcafeULL) == clan::Errc::kOk);
-  REQUIRE(VipRecvWait(svi, 5000, &done) == VIP_DESCRIPTOR_ERROR);
-  CHECK((done->CS.Status & VIP_STATUS_TRANSPORT_ERROR) != 0);
-  CHECK(state_of(svi) == VIP_STATE_ERROR);
+  SECTION("garbage in the transfer queue's write pointer: that VI breaks, no crash") {
+    REQUIRE(VipPostRecv(svi, server.make(1, 64), server.mh) == VIP_SUCCESS);
+    auto ring = std::move(nic->import(rh.tq_ring).value());
+    REQUIRE(ring.write_word(via::wire::kTqWrite, 0xdeadbeefcafeULL) == clan::Errc::kOk);
+    REQUIRE(VipRecvWait(svi, 5000, &done) == VIP_DESCRIPTOR_ERROR);
+    CHECK((done->CS.Status & VIP_STATUS_TRANSPORT_ERROR) != 0);
+    CHECK(state_of(svi) == VIP_STATE_ERROR);
+  }
+  SECTION("a cookie-ring slot published with garbage: that VI breaks at its next send") {
+    // Descriptor 0 (the handshake had none of ours): the right tag, a
+    // header that is not one.
+    auto ring = std::move(nic->import(rh.ck_ring).value());
+    unsigned char junk[64];
+    std::memset(junk, 0xa5, sizeof junk);
+    REQUIRE(ring.write(via::wire::kCkRing + 8, junk, sizeof junk) == clan::Errc::kOk);
+    REQUIRE(ring.write_word(via::wire::kCkRing, 1) == clan::Errc::kOk);
+    CHECK(VipPostSend(svi, server.make(3, 4), server.mh) == VIP_INVALID_STATE);
+    CHECK(state_of(svi) == VIP_STATE_ERROR);
+  }
+  SECTION("a cookie-ring slot whose segment lies outside its cookie: that VI breaks") {
+    via::wire::PostHeader ph{via::wire::kPostMagic, 1, 64, 0, 0};
+    via::wire::PostSegment ps{seg.cookie, seg.cookie.length, 64};  // past the end
+    unsigned char msg[sizeof ph + sizeof ps];
+    std::memcpy(msg, &ph, sizeof ph);
+    std::memcpy(msg + sizeof ph, &ps, sizeof ps);
+    auto ring = std::move(nic->import(rh.ck_ring).value());
+    REQUIRE(ring.write(via::wire::kCkRing + 8, msg, sizeof msg) == clan::Errc::kOk);
+    REQUIRE(ring.write_word(via::wire::kCkRing, 1) == clan::Errc::kOk);
+    CHECK(VipPostSend(svi, server.make(3, 4), server.mh) == VIP_INVALID_STATE);
+    CHECK(state_of(svi) == VIP_STATE_ERROR);
+  }
 
   // The other VI is unaffected.
   REQUIRE(VipPostRecv(gsvi, server.make(2, 64), server.mh) == VIP_SUCCESS);

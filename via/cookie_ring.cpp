@@ -1,0 +1,100 @@
+#include "via/cookie_ring.hpp"
+
+#include <algorithm>
+#include <atomic>
+
+#include "clan_emul/nic.hpp"
+
+namespace via {
+
+using clan::Errc;
+using namespace wire;
+
+namespace {
+uint64_t load_word(const std::byte* p) {
+  return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(const_cast<std::byte*>(p)))
+      .load(std::memory_order_acquire);
+}
+size_t slot_at(uint64_t pos, uint32_t slots) { return kCkRing + (pos % slots) * kCkSlot; }
+}  // namespace
+
+clan::Result<std::unique_ptr<CookieSender>> CookieSender::create(clan::Nic& nic) {
+  auto r = nic.export_region(kCkSenderBytes);
+  if (!r) return r.error();
+  auto s = std::make_unique<CookieSender>();
+  s->region_ = std::move(r.value());
+  return s;
+}
+
+Errc CookieSender::attach(clan::Nic& nic, const clan::RdmaCookie& ring, uint32_t slots) {
+  if (slots < 8 || slots > 4096 || ring.length < ck_region_bytes(slots)) return Errc::kCorrupt;
+  auto ap = nic.import(ring);
+  if (!ap) return ap.error();
+  ring_ = std::move(ap.value());
+  slots_ = slots;
+  return Errc::kOk;
+}
+
+Errc CookieSender::push(uint64_t pos, const void* msg, size_t len) {
+  if (len > kCkMessage) return Errc::kInvalidArgument;
+  const uint64_t read = load_word(region_.data() + kCkRead);  // the peer wrote it
+  if (read > pos || pos - read >= slots_) return Errc::kCorrupt;
+  const size_t at = slot_at(pos, slots_);
+  Errc e = ring_.write(at + 8, msg, len);
+  if (e == Errc::kOk) e = ring_.write_word(at, pos + 1);  // the tag publishes it
+  if (e != Errc::kOk) return e;
+  // Pairs with want_doorbell's fence: either the reader sees the tag, or we
+  // see its request and ring.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (load_word(region_.data() + kCkWant) != 0) e = ring_.write_word(kCkDoorbell, pos + 1);
+  return e;
+}
+
+clan::Result<std::unique_ptr<CookieReceiver>> CookieReceiver::create(clan::Nic& nic,
+                                                                     uint32_t slots) {
+  auto r = nic.export_region(ck_region_bytes(slots));
+  if (!r) return r.error();
+  auto q = std::make_unique<CookieReceiver>();
+  q->region_ = std::move(r.value());
+  q->slots_ = slots;
+  auto tw = nic.arm_tripwire(q->region_, kCkDoorbell);
+  if (!tw) return tw.error();
+  q->tripwire_ = std::move(tw.value());
+  return q;
+}
+
+Errc CookieReceiver::attach(clan::Nic& nic, const clan::RdmaCookie& sender, uint64_t first) {
+  if (sender.length < kCkSenderBytes) return Errc::kCorrupt;
+  auto ap = nic.import(sender);
+  if (!ap) return ap.error();
+  sender_ = std::move(ap.value());
+  next_.store(first, std::memory_order_relaxed);
+  // Our starting point: the peer's room is counted from here.
+  return sender_.write_word(kCkRead, first);
+}
+
+const std::byte* CookieReceiver::peek() const {
+  const uint64_t next = next_.load(std::memory_order_relaxed);
+  const std::byte* slot = region_.data() + slot_at(next, slots_);
+  // Any other tag is an older lap's (or garbage): not yet written.
+  return load_word(slot) == next + 1 ? slot + 8 : nullptr;
+}
+
+void CookieReceiver::consume() {
+  const uint64_t next = next_.load(std::memory_order_relaxed) + 1;
+  next_.store(next, std::memory_order_relaxed);
+  // The peer has at most kMaxDescriptorsPerQueue descriptors in the ring, far
+  // below its size: a read pointer an eighth of the ring behind is as good.
+  if (next % std::max<uint32_t>(slots_ / 8, 1) == 0) {
+    sender_.write_word(kCkRead, next);  // a dead peer's region: the error is moot
+  }
+}
+
+void CookieReceiver::want_doorbell(bool on) {
+  if (on == want_) return;
+  want_ = on;
+  sender_.write_word(kCkWant, on ? 1 : 0);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+}  // namespace via
