@@ -1,6 +1,6 @@
 // What travels between two VIs, in shared memory and in the OOB handshake.
 // Everything here is read from memory a peer can write: via/ checks each
-// field before use (tests/via/test_hostile.cpp plays a peer that does not).
+// field before use (tests/via/test_peers.cpp plays a peer that does not).
 #pragma once
 
 #include <cstddef>
