@@ -111,6 +111,12 @@ std::byte* ViaConnection::buffer(size_t i) const {
   return mem_ + (buffers_ + 1) * kDescriptorBytes + i * buffer_bytes_;
 }
 
+void ViaConnection::repost_consumed() {
+  // Consumed buffers are the unposted_ ones before next_rx_, in order. A
+  // failure means the VI is broken: Recv learns it from VipRecvWait.
+  for (; unposted_ != 0; --unposted_) post_receive((next_rx_ + buffers_ - unposted_) % buffers_);
+}
+
 bool ViaConnection::post_receive(size_t i) {
   VIP_DESCRIPTOR* d = descriptor(i);
   std::memset(d, 0, sizeof *d);
@@ -164,6 +170,7 @@ bool ViaConnection::wait_readable(clan::Deadline deadline) {
     std::lock_guard lock(rx_mu_);
     harvest();
     if (rx_state_[next_rx_] != kEmpty) return true;
+    repost_consumed();
   }
   VIP_DESCRIPTOR* d = nullptr;
   VIP_RETURN r = VipRecvWait(vi_, timeout_ms(deadline), &d);
@@ -178,9 +185,13 @@ int ViaConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
   size_t got = 0;
   std::unique_lock lock(rx_mu_);
   while (got < sz) {
-    if (rx_state_[next_rx_] == kEmpty) harvest();
+    if (rx_state_[next_rx_] == kEmpty && got != 0) {
+      harvest();  // block only for the first message: take what is there
+      if (rx_state_[next_rx_] == kEmpty) break;
+    }
     if (rx_state_[next_rx_] == kEmpty) {
-      if (got != 0) break;  // block only for the first message
+      // About to wait: a good moment to give the peer its credits back.
+      repost_consumed();
       lock.unlock();
       VIP_DESCRIPTOR* d = nullptr;
       VIP_RETURN r = VipRecvWait(vi_, timeout_ms(deadline), &d);
@@ -204,15 +215,13 @@ int ViaConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
     got += n;
     rx_off_ += n;
     if (rx_off_ == len) {
-      // The whole message is out: the buffer goes back to the peer as a credit.
-      const size_t i = next_rx_;
+      // The whole message is out: the buffer goes back to the peer as a
+      // credit, later, off the critical path (before we wait or after our
+      // next send), or now if half the credits are out.
+      rx_state_[next_rx_] = kEmpty;
       next_rx_ = (next_rx_ + 1) % buffers_;
       rx_off_ = 0;
-      if (!post_receive(i)) {
-        rx_state_[i] = kFailed;
-        if (got == 0) return -1;
-        break;
-      }
+      if (++unposted_ >= buffers_ / 2) repost_consumed();
     }
   }
   return static_cast<int>(got);
@@ -241,7 +250,12 @@ int ViaConnection::Send(void* buf, size_t sz, const omni_time_t& deadline) {
   sd->DS[0].Local.Length = static_cast<VIP_UINT32>(n);
   if (VipPostSend(vi_, sd, mh_) != VIP_SUCCESS) return -1;
   VIP_RETURN r = VipSendWait(vi_, timeout_ms(deadline), &done);
-  if (r == VIP_SUCCESS) return static_cast<int>(n);
+  if (r == VIP_SUCCESS) {
+    // Our message is out: return the peer's credits now, off its path.
+    std::lock_guard lock(rx_mu_);
+    repost_consumed();
+    return static_cast<int>(n);
+  }
   if (r == VIP_TIMEOUT) {
     send_pending_ = true;
     return 0;

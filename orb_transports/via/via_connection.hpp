@@ -5,7 +5,9 @@
 // Flow control is by credits, paper 001 style: a credit is a posted receive
 // descriptor. All of them are posted before the connection exists (they
 // travel in the handshake), and each goes back to the peer through the cookie
-// queue as soon as Recv has copied its message out. The VI defers sends
+// queue once Recv has copied its message out: just before this side waits or
+// after it sends, so not between a request's arrival and its reply, or at
+// once when half of them are out. The VI defers sends
 // (sect. 3.7.1): a send that finds no credit waits for one instead of
 // overrunning the peer.
 //
@@ -70,6 +72,8 @@ class ViaConnection : public MonitoredConnection {
   void harvest();
   void mark(VIP_DESCRIPTOR* d, bool ok);
   bool post_receive(size_t i);
+  // Under rx_mu_: posts the buffers Recv has emptied since the last time.
+  void repost_consumed();
 
   std::shared_ptr<ViaNic> nic_;
   ViaEndpoint* via_endpoint_;
@@ -86,6 +90,7 @@ class ViaConnection : public MonitoredConnection {
   std::vector<uint8_t> rx_state_;
   size_t next_rx_ = 0;
   size_t rx_off_ = 0;
+  size_t unposted_ = 0;  // emptied buffers not posted again yet (before next_rx_)
 
   // Send side (omniORB sends on a connection from one thread at a time).
   bool send_pending_ = false;  // the send buffer is still being sent
