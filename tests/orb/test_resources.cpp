@@ -19,15 +19,20 @@ namespace {
 constexpr size_t kSlack = 8;
 
 struct Footprint {
-  size_t fds = 0, maps = 0;
+  size_t fds = 0, maps = 0;  // open descriptors, shared memory mappings
 };
 
 Footprint footprint(pid_t pid) {
   Footprint f;
   const std::string proc = "/proc/" + std::to_string(pid);
   for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(proc + "/fd")) ++f.fds;
+  // Shared mappings only (peers' memory): private ones come and go with the
+  // ORB's threads (stacks), which omniORB keeps idle for a while.
   std::ifstream maps(proc + "/maps");
-  for (std::string line; std::getline(maps, line);) ++f.maps;
+  for (std::string line; std::getline(maps, line);) {
+    const auto perms = line.find(' ');
+    if (perms != std::string::npos && perms + 4 < line.size() && line[perms + 4] == 's') ++f.maps;
+  }
   return f;
 }
 
