@@ -54,6 +54,7 @@ OtpConnection::OtpConnection(std::shared_ptr<Fabric> fabric, std::unique_ptr<cla
       my_address_(std::move(my_address)),
       peer_address_(std::move(peer_address)),
       engine_(role, engine_config(link_->mtu())),
+      rto_ns_(engine_config(link_->mtu()).rto_ns),
       rxbuf_(link_->mtu()) {
   engine_.set_sink(this);
 }
@@ -88,16 +89,20 @@ void OtpConnection::transmit(const std::byte* packet, size_t len) {
   // gone (Recv sees it).
 }
 
-void OtpConnection::flush(std::unique_lock<std::mutex>& lk, std::optional<clan::Deadline> deadline) {
-  // The service only needs a wake-up no later than the engine's next timer:
-  // a wake-up that comes early finds nothing due and reschedules (calling
-  // on_timer early is harmless). So only a timer that moved earlier costs a
-  // call into the service; during traffic, timers only move later.
+void OtpConnection::schedule_timer_locked() {
   const auto t = engine_.next_timer();
   if (t && (scheduled_ == 0 || *t < scheduled_)) {
     scheduled_ = *t;
     OtpTimerService::instance().schedule(this, *t);
   }
+}
+
+void OtpConnection::flush(std::unique_lock<std::mutex>& lk, std::optional<clan::Deadline> deadline) {
+  // The service only needs a wake-up no later than the engine's next timer:
+  // a wake-up that comes early finds nothing due and reschedules (calling
+  // on_timer early is harmless). So only a timer that moved earlier costs a
+  // call into the service; during traffic, timers only move later.
+  schedule_timer_locked();
   if (sending_ || outq_.empty()) return;  // the thread draining the queue sends these too
   if (!deadline) deadline = credit_wait();
   sending_ = true;
@@ -116,6 +121,19 @@ void OtpConnection::flush(std::unique_lock<std::mutex>& lk, std::optional<clan::
     // or the link is gone (Recv sees it).
   }
   sending_ = false;
+}
+
+void OtpConnection::log_end(const char* why) {
+  if (!omniORB::trace(10)) return;
+  const otp::Stats s = engine_.stats();
+  const clan::DatagramLinkStats l = link_->stats();
+  omniORB::logger log;
+  log << "giop:otp: connection " << my_address_.c_str() << " -> " << peer_address_.c_str()
+      << " ends: " << why << " (state " << static_cast<int>(engine_.state()) << ", calls " << s.calls
+      << ", timeouts " << s.timeouts << ", nacks sent " << s.nacks_sent << ", call acks received "
+      << s.call_acks_received << ", retransmitted " << s.packets_retransmitted << "; link: sent "
+      << l.data_sent << ", received " << l.data_received << ", lost " << l.data_lost << ", credit stalls "
+      << l.credit_stalls << ", probes " << l.probes_sent << ")\n";
 }
 
 bool OtpConnection::collect_locked() {
@@ -139,6 +157,7 @@ bool OtpConnection::collect_locked() {
         break;
       case otp::Delivery::kEof:
       case otp::Delivery::kBad:
+        if (!ended_ && r.what == otp::Delivery::kBad) log_end("the protocol gave up");
         ended_ = true;
         break;
     }
@@ -198,6 +217,20 @@ int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
   const clan::Deadline d = to_deadline(deadline);
   auto* out = static_cast<std::byte*>(buf);
   std::unique_lock lock(mu_);
+  // While this thread is in Recv it runs the engine's timers itself, each
+  // after reading what the link has: the timer service leaves them alone
+  // (see on_timer_due). On the way out (mu_ still held) the service is
+  // asked for the timers this thread leaves behind.
+  struct Waiting {
+    OtpConnection& c;
+    explicit Waiting(OtpConnection& conn) : c(conn) { ++c.in_recv_; }
+    ~Waiting() {
+      --c.in_recv_;
+      c.schedule_timer_locked();
+    }
+    Waiting(const Waiting&) = delete;
+    Waiting& operator=(const Waiting&) = delete;
+  } waiting(*this);
   uint64_t now = 0;  // read when first needed, then after each datagram (reading costs)
   for (;;) {
     collect_locked();
@@ -251,6 +284,8 @@ int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
       if (d.expired()) return 0;
     } else {
       // The link ended (closed, peer dead, corrupt): a hard error (sect. 4.2.1 iii).
+      if (!ended_) log_end(clan::to_string(r.error()));
+      ended_ = true;  // logged; fail() delivers kBad
       engine_.fail(now);
       collect_locked();
       if (ready_.empty()) return -1;
@@ -262,7 +297,20 @@ void OtpConnection::on_timer_due() {
   std::unique_lock lock(mu_);
   scheduled_ = 0;  // the service dropped us before calling
   const uint64_t now = clan::now_ns();
-  if (auto t = engine_.next_timer(); t && *t <= now) engine_.on_timer(now);
+  const auto t = engine_.next_timer();
+  // A thread in Recv runs the timers itself, after taking in what has
+  // arrived. Run here, a timer would act on what the engine knew before the
+  // datagrams waiting in the ring: a reply that has landed, but whose reader
+  // has not been scheduled yet, would draw a NACK and a needless
+  // retransmission of the whole reply, which is what an oversubscribed host
+  // least needs. Only a timer overdue by an RTO (a reader held up elsewhere)
+  // is run here all the same.
+  if (in_recv_ > 0 && t && now < *t + rto_ns_) {
+    scheduled_ = *t + rto_ns_;
+    OtpTimerService::instance().schedule(this, scheduled_);
+    return;
+  }
+  if (t && *t <= now) engine_.on_timer(now);
   flush(lock);
   // Packets still waiting for credit: come back soon (nobody may be in Recv).
   if (!outq_.empty() && scheduled_ == 0) {

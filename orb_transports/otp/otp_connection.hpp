@@ -57,9 +57,14 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   // nothing: a short credit wait (credit_wait()), and no clock read when
   // nothing waits for credit.
   void flush(std::unique_lock<std::mutex>& lk, std::optional<clan::Deadline> deadline = {});
+  // With mu_ held: asks the timer service for a wake-up by the engine's next
+  // timer, if none that early is asked for already.
+  void schedule_timer_locked();
   // With mu_ held: moves engine deliveries into `ready_` (whole one-ways).
   // False if the connection ended (EOF / BAD).
   bool collect_locked();
+  // With mu_ held: at trace level 10, why the connection ended, with counts.
+  void log_end(const char* why);
   // `in_place`: the bytes are omniORB's own marshalling buffer, which the
   // engine may write a header into for the time of a transmission.
   int send_to_engine(std::byte* data, size_t len, bool complete, bool exactly_once, bool in_place,
@@ -76,12 +81,14 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
 
   std::mutex mu_;  // the engine and the delivery queues; never held while waiting on the link
   otp::Engine engine_;
+  uint64_t rto_ns_;
   GiopFramer framer_;
   std::vector<std::byte> undecided_;  // bytes of a request whose header is incomplete
   std::deque<std::vector<std::byte>> ready_;  // bytes for omniORB, in order
   size_t ready_off_ = 0;                      // consumed of ready_.front()
   std::vector<std::byte> oneway_;             // a one-way request being gathered
   bool ended_ = false;
+  int in_recv_ = 0;         // threads in Recv: they run the engine's timers, not the service
   uint64_t scheduled_ = 0;  // wake-up asked of the timer service (0: none)
   uint64_t poll_until_ = 0;  // Recv polls rather than sleeps until then (recovery after a loss)
   std::vector<std::byte> rxbuf_;
