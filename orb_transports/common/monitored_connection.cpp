@@ -26,7 +26,10 @@ MonitoredConnection::MonitoredConnection(MonitoredEndpoint* endpoint) : endpoint
 
 void MonitoredConnection::detach_from_endpoint() {
   if (!endpoint_) return;
-  disarm();
+  {
+    std::lock_guard lock(arm_mu_);
+    disarm();
+  }
   endpoint_->remove_connection(source_);  // waits for a dispatch in progress
   endpoint_->remove_source(source_);
 }
@@ -46,15 +49,19 @@ void MonitoredConnection::disarm() { notify_to(nullptr, 0); }
 
 void MonitoredConnection::setSelectable(int now, CORBA::Boolean data_in_buffer) {
   if (!endpoint_) return;
-  if (now == 2 && !(flags_.load(std::memory_order_acquire) & kSelectable)) return;
-  flags_.fetch_or(kSelectable | (data_in_buffer ? kDataInBuffer : 0), std::memory_order_acq_rel);
-  arm();
+  {
+    std::lock_guard lock(arm_mu_);
+    if (now == 2 && !(flags_.load(std::memory_order_acquire) & kSelectable)) return;
+    flags_.fetch_or(kSelectable | (data_in_buffer ? kDataInBuffer : 0), std::memory_order_acq_rel);
+    arm();
+  }
   // Data that arrived before we armed fired no event: look now.
   if (data_in_buffer || readable()) endpoint_->signal(source_);
 }
 
 void MonitoredConnection::clearSelectable() {
   if (!endpoint_) return;
+  std::lock_guard lock(arm_mu_);
   flags_.fetch_and(~kSelectable, std::memory_order_acq_rel);
   disarm();
 }
@@ -66,7 +73,9 @@ bool MonitoredConnection::claim_for_dispatch() {
     if (!(f & kDataInBuffer) && !readable()) return false;
     if (flags_.compare_exchange_weak(f, f & ~(kSelectable | kDataInBuffer),
                                      std::memory_order_acq_rel)) {
-      disarm();  // one-shot: the worker re-arms after the call
+      // One-shot: the worker re-arms after the call; unless it already has.
+      std::lock_guard lock(arm_mu_);
+      if (!(flags_.load(std::memory_order_acquire) & kSelectable)) disarm();
       return true;
     }
   }
@@ -87,6 +96,7 @@ CORBA::Boolean MonitoredConnection::Peek() {
                                                 std::chrono::nanoseconds(period.ns)));
   }
   if (ready) {
+    std::lock_guard lock(arm_mu_);
     flags_.fetch_and(~(kSelectable | kDataInBuffer | kPeeking), std::memory_order_acq_rel);
     disarm();
     return 1;

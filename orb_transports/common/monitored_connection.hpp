@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 
 #include <omniORB4/CORBA.h>
 #include <omniORB4/giopEndpoint.h>
@@ -64,6 +65,10 @@ class MonitoredConnection : public omni::giopConnection {
   MonitoredEndpoint* endpoint_;
   uint32_t source_ = 0;
   std::atomic<uint32_t> flags_{0};
+  // Orders each change of kSelectable with the arm()/disarm() that goes with
+  // it: without it, a disarm for a dispatch could land after a worker's
+  // concurrent re-arm, leaving a connection selectable but deaf.
+  std::mutex arm_mu_;
   std::atomic<int> pins_{0};  // monitor dispatches in progress
 };
 
