@@ -741,16 +741,7 @@ class Driver {
       if (e != VIP_SUCCESS) die("VipPostSend (stream): " + std::to_string(e));
     }
     while (reaped < count) reap();
-    const Activity mine = meter.done();
-    Reply r = await("via bandwidth");
-    if (r.count != count) die("via stream: message count mismatch");
-    BwPoint p;
-    p.size = size;
-    p.messages = count;
-    // Both processes read the same steady_clock (CLOCK_MONOTONIC).
-    p.seconds = static_cast<double>(r.end_ns - t0.time_since_epoch().count()) * 1e-9;
-    p.act = {mine, r.act, count};
-    return p;
+    return bw_point("via bandwidth", size, count, t0, meter.done());
   }
 
   BwPoint dmq_bw(bool dma, uint64_t size, uint64_t count) {
@@ -784,9 +775,14 @@ class Driver {
         if (Errc e = dmas.wait(last, dl); e != Errc::kOk) die(std::string("DMA wait: ") + clan::to_string(e));
       }
     }
-    const Activity mine = meter.done();
-    Reply r = await("dmq bandwidth");
-    if (r.count != count) die("dmq stream: message count mismatch");
+    return bw_point("dmq bandwidth", size, count, t0, meter.done());
+  }
+
+  // A stream that A started at t0 and B has consumed: B's report as a point.
+  BwPoint bw_point(const char* what, uint64_t size, uint64_t count, Clock::time_point t0,
+                   const Activity& mine) {
+    Reply r = await(what);
+    if (r.count != count) die(std::string(what) + ": message count mismatch");
     BwPoint p;
     p.size = size;
     p.messages = count;
