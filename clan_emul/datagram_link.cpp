@@ -438,10 +438,21 @@ Errc DatagramLink::flush(Deadline deadline) {
 // ---------------------------------------------------------------------------
 // Receiving
 
+Result<size_t> DatagramLink::try_receive(void* buf, size_t cap) {
+  if (buf == nullptr || cap < mtu()) return Errc::kInvalidArgument;
+  std::unique_lock rl(recv_mu_, std::try_to_lock);
+  if (!rl.owns_lock()) return Errc::kWouldBlock;
+  return receive_locked(buf, Deadline::now(), nullptr);
+}
+
 Result<size_t> DatagramLink::receive(void* buf, size_t cap, Deadline deadline,
                                      uint64_t* sequence) {
   if (buf == nullptr || cap < mtu()) return Errc::kInvalidArgument;
   std::lock_guard rl(recv_mu_);
+  return receive_locked(buf, deadline, sequence);
+}
+
+Result<size_t> DatagramLink::receive_locked(void* buf, Deadline deadline, uint64_t* sequence) {
   std::unique_lock lk(rx_mu_);
   bool pumped = false;
   for (;;) {

@@ -167,6 +167,10 @@ class DatagramLink {
   // kTimeout; kClosed once the peer closed and everything was drained;
   // kPeerDead at once when the peer died.
   Result<size_t> receive(void* buf, size_t cap, Deadline deadline, uint64_t* sequence = nullptr);
+  // receive() without waiting, also not for another receiver: kWouldBlock
+  // while one is in receive() (it takes what arrives), kTimeout if nothing
+  // is there.
+  Result<size_t> try_receive(void* buf, size_t cap);
   // A datagram (or the close, or an error) is waiting. Services control
   // frames already in the ring (answers probes) on the way.
   bool readable() const;
@@ -205,6 +209,8 @@ class DatagramLink {
 
   bool poll_readable();
   Errc wait_credit(std::unique_lock<std::mutex>& lk, uint64_t need_acked, Deadline deadline);
+  // receive() with recv_mu_ held.
+  Result<size_t> receive_locked(void* buf, Deadline deadline, uint64_t* sequence);
   void pump(std::unique_lock<std::mutex>& lk, Deadline deadline, Direct* direct);
   void process(const Datagram& d, Direct* direct);
   uint64_t done_locked() const;

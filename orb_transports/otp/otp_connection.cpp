@@ -30,6 +30,13 @@ clan::Deadline credit_wait() { return clan::Deadline::after(std::chrono::microse
 constexpr uint64_t kPollBeforeNs = 150'000;
 constexpr uint64_t kPollAfterNs = 150'000;
 
+// Idle watch (see the header): first look this long after a call, when the
+// engine's idle acknowledgement is out and a server that missed it has had
+// time to repeat its reply; then at doubling intervals, until the server has
+// given up repeating (about 5 s, engine_config) for certain.
+constexpr uint64_t kWatchFirstNs = 25'000'000;
+constexpr uint64_t kWatchLastNs = 8'000'000'000;
+
 // Already expired, like Deadline::now(), without reading the clock.
 const clan::Deadline kPoll{clan::Clock::time_point{}};
 
@@ -55,7 +62,8 @@ OtpConnection::OtpConnection(std::shared_ptr<Fabric> fabric, std::unique_ptr<cla
       peer_address_(std::move(peer_address)),
       engine_(role, engine_config(link_->mtu())),
       rto_ns_(engine_config(link_->mtu()).rto_ns),
-      rxbuf_(link_->mtu()) {
+      rxbuf_(link_->mtu()),
+      side_rxbuf_(link_->mtu()) {
   engine_.set_sink(this);
 }
 
@@ -89,8 +97,14 @@ void OtpConnection::transmit(const std::byte* packet, size_t len) {
   // gone (Recv sees it).
 }
 
-void OtpConnection::schedule_timer_locked() {
+std::optional<uint64_t> OtpConnection::next_wakeup() const {
   const auto t = engine_.next_timer();
+  if (watch_due_ == 0) return t;
+  return t && *t < watch_due_ ? *t : watch_due_;
+}
+
+void OtpConnection::schedule_timer_locked() {
+  const auto t = next_wakeup();
   if (t && (scheduled_ == 0 || *t < scheduled_)) {
     scheduled_ = *t;
     OtpTimerService::instance().schedule(this, *t);
@@ -123,6 +137,34 @@ void OtpConnection::flush(std::unique_lock<std::mutex>& lk, std::optional<clan::
   sending_ = false;
 }
 
+void OtpConnection::push_out(std::unique_lock<std::mutex>& lk, clan::Deadline deadline) {
+  for (;;) {
+    // Slices as long as credit_wait(): each link wait probes a stalled peer
+    // after 1 ms, which is what recovers a lost credit ack.
+    const clan::Deadline slice = credit_wait();
+    flush(lk, slice.when() < deadline.when() ? slice : deadline);
+    // Another thread draining the queue sends ours too.
+    if (sending_ || outq_.empty() || ended_ || deadline.expired()) return;
+    take_in(lk);
+  }
+}
+
+void OtpConnection::take_in(std::unique_lock<std::mutex>& lk) {
+  // Clients only: a server's link is watched by the monitor or read by its
+  // thread, whose readiness checks look at ready_, not inside the engine.
+  // A thread in Recv consumes for us.
+  if (engine_.role() != otp::Role::kClient || in_recv_ > 0 || taking_in_ || ended_) return;
+  taking_in_ = true;
+  for (;;) {
+    lk.unlock();
+    auto r = link_->try_receive(side_rxbuf_.data(), side_rxbuf_.size());
+    lk.lock();
+    if (!r) break;  // nothing now, or a receiver came; a broken link is Recv's to report
+    engine_.on_packet(side_rxbuf_.data(), r.value(), clan::now_ns());
+  }
+  taking_in_ = false;
+}
+
 void OtpConnection::log_end(const char* why) {
   if (!omniORB::trace(10)) return;
   const otp::Stats s = engine_.stats();
@@ -133,7 +175,9 @@ void OtpConnection::log_end(const char* why) {
       << ", timeouts " << s.timeouts << ", nacks sent " << s.nacks_sent << ", call acks received "
       << s.call_acks_received << ", retransmitted " << s.packets_retransmitted << "; link: sent "
       << l.data_sent << ", received " << l.data_received << ", lost " << l.data_lost << ", credit stalls "
-      << l.credit_stalls << ", probes " << l.probes_sent << ")\n";
+      << l.credit_stalls << ", probes " << l.probes_sent << " (lost " << l.probes_lost << "), probes received "
+      << l.probes_received << ", credit acks sent " << l.credit_acks_sent << " (lost " << l.credit_acks_lost
+      << "), received " << l.credit_acks_received << ", most queued " << l.max_queued << ")\n";
 }
 
 bool OtpConnection::collect_locked() {
@@ -175,7 +219,7 @@ int OtpConnection::send_to_engine(std::byte* data, size_t len, bool complete, bo
   otp::Errc e = in_place ? engine_.send_in_place(data, len, complete, exactly_once,
                                                  otp::Retain::kCopy, clan::now_ns())
                          : engine_.send(data, len, complete, exactly_once, clan::now_ns());
-  flush(lock, deadline);
+  push_out(lock, deadline);
   return e == otp::Errc::kOk ? 0 : -1;
 }
 
@@ -226,6 +270,10 @@ int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
     explicit Waiting(OtpConnection& conn) : c(conn) { ++c.in_recv_; }
     ~Waiting() {
       --c.in_recv_;
+      if (c.engine_.role() == otp::Role::kClient) {
+        c.watch_interval_ = kWatchFirstNs;
+        c.watch_due_ = clan::now_ns() + kWatchFirstNs;
+      }
       c.schedule_timer_locked();
     }
     Waiting(const Waiting&) = delete;
@@ -310,7 +358,15 @@ void OtpConnection::on_timer_due() {
     OtpTimerService::instance().schedule(this, scheduled_);
     return;
   }
-  if (t && *t <= now) engine_.on_timer(now);
+  // What has arrived first (clients nobody reads; see take_in): timers act
+  // on the latest, and a server repeating itself into an unread link gets
+  // its answer (the idle watch).
+  take_in(lock);
+  if (watch_due_ != 0 && now >= watch_due_) {
+    watch_interval_ *= 2;
+    watch_due_ = watch_interval_ > kWatchLastNs ? 0 : now + watch_interval_;
+  }
+  if (const auto due = engine_.next_timer(); due && *due <= now) engine_.on_timer(now);
   flush(lock);
   // Packets still waiting for credit: come back soon (nobody may be in Recv).
   if (!outq_.empty() && scheduled_ == 0) {

@@ -57,9 +57,20 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   // nothing: a short credit wait (credit_wait()), and no clock read when
   // nothing waits for credit.
   void flush(std::unique_lock<std::mutex>& lk, std::optional<clan::Deadline> deadline = {});
+  // Send's wait for credit: flush() in slices, taking in between them what
+  // the peer sent (take_in). A sender that only waited would stop consuming,
+  // and the peer, waiting for our credit to answer us, would never get its
+  // own credit back: both stall until the protocol gives up.
+  void push_out(std::unique_lock<std::mutex>& lk, clan::Deadline deadline);
+  // With mu_ held, for threads other than Recv: feeds the engine what the
+  // link has now (consuming it returns the peer's credit; duplicates draw
+  // the engine's answers), unless a thread in Recv or take_in does that.
+  void take_in(std::unique_lock<std::mutex>& lk);
   // With mu_ held: asks the timer service for a wake-up by the engine's next
-  // timer, if none that early is asked for already.
+  // timer (or the idle watch's), if none that early is asked for already.
   void schedule_timer_locked();
+  // With mu_ held: the earliest of the engine's timer and the idle watch.
+  std::optional<uint64_t> next_wakeup() const;
   // With mu_ held: moves engine deliveries into `ready_` (whole one-ways).
   // False if the connection ended (EOF / BAD).
   bool collect_locked();
@@ -92,6 +103,15 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   uint64_t scheduled_ = 0;  // wake-up asked of the timer service (0: none)
   uint64_t poll_until_ = 0;  // Recv polls rather than sleeps until then (recovery after a loss)
   std::vector<std::byte> rxbuf_;
+  std::vector<std::byte> side_rxbuf_;  // take_in's (Recv may be using rxbuf_)
+  bool taking_in_ = false;
+  // Idle watch (clients): nobody reads an idle client connection, yet the
+  // server repeats its reply there until it has our acknowledgement (which
+  // may be late or lost) and then gives up on the connection. So the timer
+  // service looks at the link now and then after each call: at watch_due_,
+  // then at doubling intervals for as long as the server may be repeating.
+  uint64_t watch_due_ = 0;  // 0: not watching
+  uint64_t watch_interval_ = 0;
   std::deque<std::vector<std::byte>> outq_;  // packets waiting for link credit, in order
   std::vector<std::vector<std::byte>> spare_;  // recycled out-queue buffers
   bool sending_ = false;                     // a thread is draining outq_
