@@ -30,10 +30,11 @@ clan::Deadline credit_wait() { return clan::Deadline::after(std::chrono::microse
 constexpr uint64_t kPollBeforeNs = 150'000;
 constexpr uint64_t kPollAfterNs = 150'000;
 
-// Idle watch (see the header): first look this long after a call, when the
-// engine's idle acknowledgement is out and a server that missed it has had
-// time to repeat its reply; then at doubling intervals, until the server has
-// given up repeating (about 5 s, engine_config) for certain.
+// Idle watch (see the header): first look this long after the connection
+// was found idle (at the engine's idle acknowledgement, typically), when a
+// server that missed the acknowledgement has had time to repeat its reply;
+// then at doubling intervals, until the server has given up repeating (about
+// 5 s, engine_config) for certain.
 constexpr uint64_t kWatchFirstNs = 25'000'000;
 constexpr uint64_t kWatchLastNs = 8'000'000'000;
 
@@ -139,12 +140,14 @@ void OtpConnection::flush(std::unique_lock<std::mutex>& lk, std::optional<clan::
 
 void OtpConnection::push_out(std::unique_lock<std::mutex>& lk, clan::Deadline deadline) {
   for (;;) {
+    // Nothing waits for credit (the usual case: no clock read), another
+    // thread drains the queue (ours go too), or nobody will read: as before.
+    if (sending_ || outq_.empty() || ended_) return flush(lk, deadline);
     // Slices as long as credit_wait(): each link wait probes a stalled peer
     // after 1 ms, which is what recovers a lost credit ack.
     const clan::Deadline slice = credit_wait();
     flush(lk, slice.when() < deadline.when() ? slice : deadline);
-    // Another thread draining the queue sends ours too.
-    if (sending_ || outq_.empty() || ended_ || deadline.expired()) return;
+    if (deadline.expired()) return;
     take_in(lk);
   }
 }
@@ -270,10 +273,6 @@ int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
     explicit Waiting(OtpConnection& conn) : c(conn) { ++c.in_recv_; }
     ~Waiting() {
       --c.in_recv_;
-      if (c.engine_.role() == otp::Role::kClient) {
-        c.watch_interval_ = kWatchFirstNs;
-        c.watch_due_ = clan::now_ns() + kWatchFirstNs;
-      }
       c.schedule_timer_locked();
     }
     Waiting(const Waiting&) = delete;
@@ -362,9 +361,17 @@ void OtpConnection::on_timer_due() {
   // on the latest, and a server repeating itself into an unread link gets
   // its answer (the idle watch).
   take_in(lock);
-  if (watch_due_ != 0 && now >= watch_due_) {
-    watch_interval_ *= 2;
-    watch_due_ = watch_interval_ > kWatchLastNs ? 0 : now + watch_interval_;
+  if (engine_.role() == otp::Role::kClient) {
+    if (watch_due_ == 0) {
+      // Idle (typically the engine's idle-ack timer brought us here): watch.
+      if (in_recv_ == 0) {
+        watch_interval_ = kWatchFirstNs;
+        watch_due_ = now + kWatchFirstNs;
+      }
+    } else if (now >= watch_due_) {
+      watch_interval_ *= 2;
+      watch_due_ = watch_interval_ > kWatchLastNs ? 0 : now + watch_interval_;
+    }
   }
   if (const auto due = engine_.next_timer(); due && *due <= now) engine_.on_timer(now);
   flush(lock);

@@ -108,8 +108,8 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   // Idle watch (clients): nobody reads an idle client connection, yet the
   // server repeats its reply there until it has our acknowledgement (which
   // may be late or lost) and then gives up on the connection. So the timer
-  // service looks at the link now and then after each call: at watch_due_,
-  // then at doubling intervals for as long as the server may be repeating.
+  // service looks at the link now and then once it finds it idle: at
+  // watch_due_, then at doubling intervals while the server may be repeating.
   uint64_t watch_due_ = 0;  // 0: not watching
   uint64_t watch_interval_ = 0;
   std::deque<std::vector<std::byte>> outq_;  // packets waiting for link credit, in order
