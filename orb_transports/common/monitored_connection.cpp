@@ -81,6 +81,12 @@ bool MonitoredConnection::claim_for_dispatch() {
   }
 }
 
+bool MonitoredConnection::dispatchable() {
+  const uint32_t f = flags_.load(std::memory_order_acquire);
+  if (!(f & kSelectable) || (f & kPeeking)) return false;
+  return (f & kDataInBuffer) || readable();
+}
+
 CORBA::Boolean MonitoredConnection::Peek() {
   if (!endpoint_) return 0;
   // Take the connection from the monitor for the watch period; the monitor

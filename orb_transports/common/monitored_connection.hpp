@@ -38,6 +38,8 @@ class MonitoredConnection : public omni::giopConnection {
   // Monitor side: true if armed, not being peeked, and readable; the
   // connection is then disarmed and must be handed to omniORB.
   bool claim_for_dispatch();
+  // What claim_for_dispatch() would say, changing nothing.
+  bool dispatchable();
   std::atomic<int>& pins() { return pins_; }
 
  protected:

@@ -1,6 +1,8 @@
 #include "orb_transports/common/monitored_endpoint.hpp"
 
+#include <algorithm>
 #include <string_view>
+#include <vector>
 
 #include <omniORB4/internal/objectAdapter.h>
 #include <omniORB4/omniURI.h>
@@ -22,6 +24,9 @@ constexpr uint64_t kAcceptEvent = 2;
 // A thread of the endpoint that waits for connect requests re-checks for
 // shutdown this often.
 constexpr auto kAcceptPoll = 100ms;
+// The monitor looks at every connection this often: a readiness event that
+// got lost then costs this much, not a client's timeout.
+constexpr auto kSweepAfter = 200ms;
 // The connection the monitor is handing to omniORB on this thread, if any:
 // omniORB may delete it from inside the callback.
 thread_local MonitoredConnection* dispatching = nullptr;
@@ -80,8 +85,8 @@ bool MonitoredEndpoint::open_events() {
 
 clan::Result<uint32_t> MonitoredEndpoint::add_source() { return events_.add_source(0); }
 
-std::optional<uint32_t> MonitoredEndpoint::next_event() {
-  auto ev = events_.wait(clan::Deadline::never());
+std::optional<uint32_t> MonitoredEndpoint::next_event(clan::Deadline deadline) {
+  auto ev = events_.wait(deadline);
   if (!ev) return std::nullopt;
   return ev->source;
 }
@@ -166,20 +171,52 @@ giopConnection* MonitoredEndpoint::AcceptAndMonitor(giopConnection::notifyReadab
       }
       if (giopConnection* c = accept()) return c;
     }
-    auto source = next_event();
+    // The sweep runs on a clock of its own: a lost event on one connection
+    // must not wait for the others to fall quiet.
+    const auto now = clan::Clock::now();
+    if (now >= next_sweep_) {
+      sweep();
+      next_sweep_ = now + kSweepAfter;
+    }
+    auto source = next_event(clan::Deadline(next_sweep_));
     if (!source || *source == poke_source_ || *source == accept_source_) continue;
     dispatch(*source);
   }
 }
 
-void MonitoredEndpoint::dispatch(uint32_t source) {
+void MonitoredEndpoint::sweep() {
+  std::vector<uint32_t> now;
+  {
+    std::lock_guard lock(registry_mu_);
+    for (const auto& [source, c] : connections_) {
+      if (c->dispatchable()) now.push_back(source);
+    }
+  }
+  std::vector<uint32_t> before;
+  before.swap(suspects_);
+  for (uint32_t s : now) {
+    if (std::find(before.begin(), before.end(), s) == before.end()) {
+      suspects_.push_back(s);  // its event may be on its way: next time
+      continue;
+    }
+    if (!dispatch(s)) continue;
+    ++lost_wakeups_;
+    if (omniORB::trace(1)) {
+      omniORB::logger l;
+      l << scheme_ << ": a readable connection had no readiness event (" << lost_wakeups_
+        << " so far on " << address_.c_str() << "); handed over by the monitor's sweep\n";
+    }
+  }
+}
+
+bool MonitoredEndpoint::dispatch(uint32_t source) {
   MonitoredConnection* c = nullptr;
   {
     std::lock_guard lock(registry_mu_);
     auto it = connections_.find(source);
-    if (it == connections_.end()) return;  // gone meanwhile
+    if (it == connections_.end()) return false;  // gone meanwhile
     c = it->second;
-    if (!c->claim_for_dispatch()) return;
+    if (!c->claim_for_dispatch()) return false;
     // Pinned: its destructor waits until the callback returns.
     c->pins().fetch_add(1, std::memory_order_acq_rel);
   }
@@ -187,6 +224,7 @@ void MonitoredEndpoint::dispatch(uint32_t source) {
   notify_(cookie_, c);
   if (dispatching == c) c->pins().fetch_sub(1, std::memory_order_acq_rel);  // still alive
   dispatching = nullptr;
+  return true;
 }
 
 void MonitoredEndpoint::add_connection(MonitoredConnection* c, uint32_t source) {

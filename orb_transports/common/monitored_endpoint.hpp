@@ -20,6 +20,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include <omniORB4/CORBA.h>
 #include <omniORB4/giopEndpoint.h>
@@ -86,15 +87,23 @@ class MonitoredEndpoint : public omni::giopEndpoint {
   virtual void close_listener() { listener_.reset(); }
   // Sets up the event sources of the endpoint itself; false if it cannot.
   virtual bool open_events();
-  // Blocks until a source may need looking at; nullopt: look at nothing.
-  virtual std::optional<uint32_t> next_event();
+  // Blocks until a source may need looking at, or until `deadline`;
+  // nullopt: look at nothing.
+  virtual std::optional<uint32_t> next_event(clan::Deadline deadline);
 
   std::string node_;
   uint16_t port_;
 
  private:
   void accept_loop();
-  void dispatch(uint32_t source);
+  // Hands the connection of `source` to omniORB if it is armed and readable;
+  // true if it did.
+  bool dispatch(uint32_t source);
+  // Looks at every connection: the safety net for a readiness event that
+  // never came. A connection found dispatchable by two sweeps in a row is
+  // handed over (and logged as a lost wake-up); once is not enough, as its
+  // event may be on its way.
+  void sweep();
 
   const char* scheme_;
   std::string address_;
@@ -114,6 +123,9 @@ class MonitoredEndpoint : public omni::giopEndpoint {
   omni::giopConnection::notifyReadable_t notify_ = nullptr;
   void* cookie_ = nullptr;
   std::atomic<bool> poked_{false};
+  uint64_t lost_wakeups_ = 0;  // connections only the sweep found readable
+  clan::Clock::time_point next_sweep_{};
+  std::vector<uint32_t> suspects_;  // dispatchable at the last sweep
   std::atomic<bool> stopping_{false};
   std::atomic<int> refs_{1};  // the server's, dropped by Shutdown(), + one per connection
 };

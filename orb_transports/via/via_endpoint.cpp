@@ -138,7 +138,7 @@ void ViaEndpoint::detach(VIP_VI_HANDLE vi) {
   vis_.erase(vi);
 }
 
-std::optional<uint32_t> ViaEndpoint::next_event() {
+std::optional<uint32_t> ViaEndpoint::next_event(clan::Deadline deadline) {
   for (;;) {
     {
       std::lock_guard lock(mu_);
@@ -150,9 +150,10 @@ std::optional<uint32_t> ViaEndpoint::next_event() {
     }
     VIP_VI_HANDLE vi = nullptr;
     VIP_BOOLEAN recv = VIP_FALSE;
-    VIP_RETURN r = VipCQWait(cq_, VIP_INFINITE, &vi, &recv);
+    const int ms = deadline.remaining_ms();
+    VIP_RETURN r = VipCQWait(cq_, ms < 0 ? VIP_INFINITE : static_cast<VIP_ULONG>(ms), &vi, &recv);
     if (r == VIP_NOT_DONE) continue;  // woken: look at what was signalled
-    if (r != VIP_SUCCESS) return std::nullopt;
+    if (r != VIP_SUCCESS) return std::nullopt;  // VIP_TIMEOUT: the deadline
     std::lock_guard lock(mu_);
     auto it = vis_.find(vi);
     if (it == vis_.end()) continue;  // a VI gone meanwhile

@@ -34,7 +34,7 @@ class ViaEndpoint : public MonitoredEndpoint {
   std::optional<Acceptor> next_request(clan::Deadline deadline) override;
   void close_listener() override;
   bool open_events() override;
-  std::optional<uint32_t> next_event() override;
+  std::optional<uint32_t> next_event(clan::Deadline deadline) override;
 
  private:
   omni::giopConnection* accept(VIP_CONN_HANDLE request, const std::string& peer);

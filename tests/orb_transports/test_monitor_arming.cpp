@@ -63,3 +63,36 @@ TEST_CASE("monitor: a worker's re-arm racing the monitor's claim never leaves it
   }
   ep->Shutdown();
 }
+
+namespace {
+void on_readable(void* cookie, omni::giopConnection*) {
+  static_cast<std::atomic<int>*>(cookie)->fetch_add(1);
+}
+}  // namespace
+
+TEST_CASE("monitor: a readable connection whose readiness event never came is handed over by the sweep",
+          "[plugin]") {
+  auto* ep = new ClanEndpoint("", 0);
+  REQUIRE(ep->Bind());
+  std::atomic<int> handed{0};
+  std::thread monitor([&] {
+    // Returns 0 when poked (no connect requests come to this endpoint).
+    while (ep->AcceptAndMonitor(&on_readable, &handed) != nullptr) {
+    }
+  });
+  {
+    FakeConnection c(ep);
+    c.setSelectable(0);  // armed, nothing to read: no event
+    c.ready = true;      // data "arrives" without its event (notify_to is deaf)
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (handed.load() == 0 && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    CHECK(handed.load() == 1);
+    CHECK_FALSE(c.claim_for_dispatch());  // the sweep claimed it: one-shot
+    c.clearSelectable();
+  }
+  ep->Poke();
+  monitor.join();
+  ep->Shutdown();
+}
