@@ -175,8 +175,17 @@ giopConnection* MonitoredEndpoint::AcceptAndMonitor(giopConnection::notifyReadab
     // must not wait for the others to fall quiet.
     const auto now = clan::Clock::now();
     if (now >= next_sweep_) {
+      // The events already queued first (a bounded number, so that a Poke
+      // is not held up): only what they do not cover counts.
+      const clan::Deadline poll{clan::Clock::time_point{}};
+      for (int i = 0; i < 256; ++i) {
+        auto queued = next_event(poll);
+        if (!queued) break;
+        if (*queued != poke_source_ && *queued != accept_source_) dispatch(*queued);
+      }
       sweep();
       next_sweep_ = now + kSweepAfter;
+      continue;  // a poke or a connect request may have been among them
     }
     auto source = next_event(clan::Deadline(next_sweep_));
     if (!source || *source == poke_source_ || *source == accept_source_) continue;
