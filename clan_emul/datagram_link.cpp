@@ -496,6 +496,11 @@ bool DatagramLink::readable() const {
   return const_cast<DatagramLink*>(this)->poll_readable();
 }
 
+bool DatagramLink::unread() const {
+  std::lock_guard lk(rx_mu_);
+  return !queue_.empty() || rx_->readable();
+}
+
 bool DatagramLink::poll_readable() {
   std::unique_lock lk(rx_mu_);
   for (;;) {

@@ -174,6 +174,10 @@ class DatagramLink {
   // A datagram (or the close, or an error) is waiting. Services control
   // frames already in the ring (answers probes) on the way.
   bool readable() const;
+  // Something has arrived that nobody has taken yet (in the ring or the
+  // local queue), looked at without reading the ring: true also while
+  // another thread is about to (a reader woken but not yet running).
+  bool unread() const;
   // Directs the link's wake-ups into `queue` as `source` (nullptr: nowhere),
   // replacing connect()'s `events`: the receive ring's tripwire (any frame,
   // credit traffic included: events are hints) and the link itself when

@@ -346,14 +346,15 @@ void OtpConnection::on_timer_due() {
   const uint64_t now = clan::now_ns();
   const auto t = engine_.next_timer();
   // A thread in Recv runs the timers itself, after taking in what has
-  // arrived. Run here, a timer would act on what the engine knew before the
-  // datagrams waiting in the ring: a reply that has landed, but whose reader
-  // has not been scheduled yet, would draw a NACK and a needless
+  // arrived. Run here while datagrams wait in the link, a timer would act on
+  // what the engine knew before them: a reply that has landed, but whose
+  // reader has not been scheduled yet, would draw a NACK and a needless
   // retransmission of the whole reply, which is what an oversubscribed host
-  // least needs. Only a timer overdue by an RTO (a reader held up elsewhere)
-  // is run here all the same.
-  if (in_recv_ > 0 && t && now < *t + rto_ns_) {
-    scheduled_ = *t + rto_ns_;
+  // least needs. So it is left to that reader (looked at again an RTO on).
+  // With nothing waiting, the timer runs here on time: the reader may be
+  // the one held up.
+  if (in_recv_ > 0 && t && link_->unread()) {
+    scheduled_ = now + rto_ns_;
     OtpTimerService::instance().schedule(this, scheduled_);
     return;
   }
