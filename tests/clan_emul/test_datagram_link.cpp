@@ -471,3 +471,41 @@ TEST_CASE("datagram link: by default credit comes back every half window, before
   CHECK(p.a->stats().credit_acks_received == 1);
   CHECK(p.b->stats().credit_acks_sent == 1);
 }
+
+TEST_CASE("datagram link: unread() sees an arrival without taking it, try_receive never waits for a reader",
+          "[datagram_link]") {
+  Pair p(link_config(4), link_config(4));
+  REQUIRE(p.ok());
+  std::vector<char> buf(p.a->mtu());
+  CHECK_FALSE(p.b->unread());
+  CHECK(p.b->try_receive(buf.data(), buf.size()).error() == Errc::kTimeout);
+  REQUIRE(p.a->send("ab", 2, Deadline::after(5s)) == Errc::kOk);
+  CHECK(p.b->unread());
+  CHECK(p.b->unread());  // looking took nothing
+  auto got = p.b->try_receive(buf.data(), buf.size());
+  REQUIRE(got.ok());
+  CHECK(got.value() == 2);
+  CHECK(std::memcmp(buf.data(), "ab", 2) == 0);
+  CHECK_FALSE(p.b->unread());
+
+  // A reader blocked in receive() holds the receiving side: try_receive
+  // says so at once instead of queueing behind it.
+  std::atomic<bool> in_receive{false};
+  std::thread reader([&] {
+    std::vector<char> rb(p.b->mtu());
+    in_receive = true;
+    auto r = p.b->receive(rb.data(), rb.size(), Deadline::after(20s));
+    CHECK(r.ok());
+  });
+  while (!in_receive) std::this_thread::yield();
+  // The reader may not be inside yet: wait until try_receive finds it there.
+  Result<size_t> busy = Errc::kTimeout;
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  while ((busy = p.b->try_receive(buf.data(), buf.size())).error() != Errc::kWouldBlock &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::yield();
+  }
+  CHECK(busy.error() == Errc::kWouldBlock);
+  REQUIRE(p.a->send("cd", 2, Deadline::after(5s)) == Errc::kOk);  // the reader's
+  reader.join();
+}

@@ -325,7 +325,7 @@ TEST_CASE("oob: invalid node names and configs are kInvalidArgument", "[oob]") {
         Errc::kInvalidArgument);
 }
 
-TEST_CASE("oob: listen on a taken port is kAddressInUse; next_request times out; the port frees on destruction",
+TEST_CASE("oob: listen on a taken port is kAddressInUse, next_request times out, the port frees on destruction",
           "[oob]") {
   TempDir dir;
   auto m = OobManager::start(config(dir, "solo"));
@@ -364,7 +364,7 @@ TEST_CASE("oob: a node can connect to itself", "[oob]") {
   CHECK((*a)->state() == OobState::kClosed);
 }
 
-TEST_CASE("oob: node name in use in this process is kAddressInUse; freed with its files on destruction", "[oob]") {
+TEST_CASE("oob: node name in use in this process is kAddressInUse, freed with its files on destruction", "[oob]") {
   TempDir dir;
   auto a = OobManager::start(config(dir, "dup"));
   REQUIRE(a.ok());

@@ -125,7 +125,7 @@ TEST_CASE("client WaitingForReply on NACK retransmits held buffers from the nack
   CHECK(sent(e).empty());
 }
 
-TEST_CASE("client WaitingForReply on COMPLETE reply goes Idle; idle ack timer sends CALL_ACK", "[otp][client]") {
+TEST_CASE("client WaitingForReply on COMPLETE reply goes Idle, idle ack timer sends CALL_ACK", "[otp][client]") {
   Engine e = waiting_client();
   feed(e, pkt(PacketType::kComplete, 1, 0, true, 7), kMs);
   CHECK(e.state() == State::kIdle);
@@ -188,7 +188,7 @@ TEST_CASE("client WaitingForReply on RECLAIM sends RECLAIM_ACK with the next exp
   CHECK(out[0].pkt_seq == 2);
 }
 
-TEST_CASE("client RequestInProgress on pool exhausted sends RECLAIM; RECLAIM_ACK frees and continues",
+TEST_CASE("client RequestInProgress on pool exhausted sends RECLAIM, RECLAIM_ACK frees and continues",
           "[otp][client][reclaim]") {
   Engine e(Role::kClient, small_cfg());  // pool of 4
   std::vector<std::byte> big(600);       // 6 packets
@@ -230,7 +230,7 @@ TEST_CASE("client WaitingForReply on max_retries timeouts goes Zombie with BAD",
   CHECK_FALSE(e.next_timer());
 }
 
-TEST_CASE("client any state on fail() goes Zombie with BAD; close() gives EOF", "[otp][client]") {
+TEST_CASE("client any state on fail() goes Zombie with BAD, close() gives EOF", "[otp][client]") {
   Engine e = waiting_client();
   e.fail(0);
   CHECK(e.state() == State::kZombie);

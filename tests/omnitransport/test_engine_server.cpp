@@ -60,7 +60,7 @@ TEST_CASE("server Idle holding reply on timeout retransmits it after ack_delay +
   CHECK(e.next_timer() == 14 * kMs);
 }
 
-TEST_CASE("server Idle holding reply on CALL_ACK frees it; timeout then does nothing (i)", "[otp][server]") {
+TEST_CASE("server Idle holding reply on CALL_ACK frees it, timeout then does nothing (i)", "[otp][server]") {
   Engine e = holding_reply();
   feed(e, pkt(PacketType::kCallAck, 1, 0), kMs);
   CHECK(e.stats().buffers_held == 0);

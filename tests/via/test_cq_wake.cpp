@@ -124,7 +124,7 @@ TEST_CASE("VipRecvWait sees a completion another thread found through the CQ", "
   CHECK(received == kRounds);
 }
 
-TEST_CASE("VipClanCQNotify mutes a VI's receive CQ; VipClanRecvReady looks without dequeuing",
+TEST_CASE("VipClanCQNotify mutes a VI's receive CQ, VipClanRecvReady looks without dequeuing",
           "[via][cq]") {
   CqPair p("cn");
   VIP_VI_HANDLE svi = p.svi, cvi = p.cvi;

@@ -40,7 +40,7 @@ VIP_VI_STATE state_of(VIP_VI_HANDLE vi) {
 
 }  // namespace
 
-TEST_CASE("a completed descriptor's cookie is revoked; garbage in the transfer queue breaks "
+TEST_CASE("a completed descriptor's cookie is revoked, garbage in the transfer queue breaks "
           "that VI only",
           "[via][hostile]") {
   RuntimeDir dir;
