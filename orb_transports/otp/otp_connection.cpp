@@ -100,7 +100,7 @@ void OtpConnection::transmit(const std::byte* packet, size_t len) {
 
 std::optional<uint64_t> OtpConnection::next_wakeup() const {
   const auto t = engine_.next_timer();
-  if (watch_due_ == 0) return t;
+  if (watch_due_ == 0 || ended_) return t;
   return t && *t < watch_due_ ? *t : watch_due_;
 }
 
@@ -157,13 +157,19 @@ void OtpConnection::take_in(std::unique_lock<std::mutex>& lk) {
   // thread, whose readiness checks look at ready_, not inside the engine.
   // A thread in Recv consumes for us.
   if (engine_.role() != otp::Role::kClient || in_recv_ > 0 || taking_in_ || ended_) return;
+  // Recv does not sleep while this runs (it may have come in meanwhile and
+  // must not miss what we feed the engine), so we stop as soon as it is in.
   taking_in_ = true;
-  for (;;) {
+  // try_receive takes one frame per call: credit acks and probes first.
+  for (int frames = 0; frames < 64 && in_recv_ == 0; ++frames) {
     lk.unlock();
     auto r = link_->try_receive(side_rxbuf_.data(), side_rxbuf_.size());
     lk.lock();
-    if (!r) break;  // nothing now, or a receiver came; a broken link is Recv's to report
-    engine_.on_packet(side_rxbuf_.data(), r.value(), clan::now_ns());
+    if (r) {
+      engine_.on_packet(side_rxbuf_.data(), r.value(), clan::now_ns());
+    } else if (r.error() != Errc::kTimeout || !link_->unread()) {
+      break;  // nothing more now, or a receiver came; a broken link is Recv's to report
+    }
   }
   taking_in_ = false;
 }
@@ -216,6 +222,7 @@ int OtpConnection::send_to_engine(std::byte* data, size_t len, bool complete, bo
                                   bool in_place, clan::Deadline deadline) {
   std::unique_lock lock(mu_);
   if (ended_) return -1;
+  watch_due_ = 0;  // a call: the idle watch starts over when idle again
   // omniORB's buffer is valid only during Send: exactly-once packets keep a
   // copy for retransmission (taken after the first transmission); one-ways
   // go without any copy. See omnitransport/DESIGN.md.
@@ -320,7 +327,7 @@ int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
         poll_until_ = std::max(poll_until_, *due + kPollAfterNs);
       }
     }
-    const bool poll = now < poll_until_;
+    const bool poll = now < poll_until_ || taking_in_;
     lock.unlock();
     auto r = link_->receive(rxbuf_.data(), rxbuf_.size(), poll ? kPoll : until);
     lock.lock();
@@ -362,10 +369,10 @@ void OtpConnection::on_timer_due() {
   // on the latest, and a server repeating itself into an unread link gets
   // its answer (the idle watch).
   take_in(lock);
-  if (engine_.role() == otp::Role::kClient) {
+  if (engine_.role() == otp::Role::kClient && !ended_) {
     if (watch_due_ == 0) {
       // Idle (typically the engine's idle-ack timer brought us here): watch.
-      if (in_recv_ == 0) {
+      if (in_recv_ == 0 && engine_.state() == otp::State::kIdle) {
         watch_interval_ = kWatchFirstNs;
         watch_due_ = now + kWatchFirstNs;
       }

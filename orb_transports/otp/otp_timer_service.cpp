@@ -18,17 +18,8 @@ OtpTimerService::OtpTimerService() {
 
 void OtpTimerService::schedule(OtpTimerClient* c, uint64_t due) {
   std::lock_guard lock(mu_);
-  auto it = when_.find(c);
-  if (it != when_.end()) {
-    if (it->second == due) return;
-    for (auto [b, e] = due_.equal_range(it->second); b != e; ++b) {
-      if (b->second == c) {
-        due_.erase(b);
-        break;
-      }
-    }
-    when_.erase(it);
-  }
+  if (auto it = when_.find(c); it != when_.end() && it->second == due) return;
+  unschedule_locked(c);
   if (due == 0) return;
   due_.emplace(due, c);
   when_[c] = due;
@@ -37,10 +28,24 @@ void OtpTimerService::schedule(OtpTimerClient* c, uint64_t due) {
   if (due < sleeping_until_) cv_.notify_one();
 }
 
+void OtpTimerService::unschedule_locked(OtpTimerClient* c) {
+  auto it = when_.find(c);
+  if (it == when_.end()) return;
+  for (auto [b, e] = due_.equal_range(it->second); b != e; ++b) {
+    if (b->second == c) {
+      due_.erase(b);
+      break;
+    }
+  }
+  when_.erase(it);
+}
+
 void OtpTimerService::forget(OtpTimerClient* c) {
-  schedule(c, 0);
   std::unique_lock lock(mu_);
+  // A call in progress may schedule `c` again: wait for it to end first,
+  // then take `c` out for good, in the same hold of the lock.
   idle_cv_.wait(lock, [&] { return running_ != c; });
+  unschedule_locked(c);
 }
 
 void OtpTimerService::run() {

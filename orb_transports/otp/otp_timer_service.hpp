@@ -32,6 +32,7 @@ class OtpTimerService {
  private:
   OtpTimerService();
   void run();
+  void unschedule_locked(OtpTimerClient* c);
   std::mutex mu_;
   std::condition_variable cv_;
   std::multimap<uint64_t, OtpTimerClient*> due_;
