@@ -5,8 +5,11 @@
 // once per test process (through the environment, as omniORB allows).
 #include <stdlib.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
+#include "clan_emul/fault_model.hpp"
 #include "orb/orb_fixture.hpp"
 
 using namespace clan::orbtest;
@@ -65,4 +68,46 @@ TEST_CASE("otp under loss: 1 % drop, 0.1 % corruption each way", "[orb][otp][los
 
 TEST_CASE("otp under loss: 5 % drop, 0.5 % corruption each way", "[orb][otp][loss]") {
   run_over_loss("50000", "5000");
+}
+
+// An idle client's acknowledgement lost: the server repeats its reply into a
+// link nobody reads, and after about 5 s without an answer gives up on the
+// connection, so the client's next call on it would fail (it did, against a
+// thread-per-connection server, before the watch). The client's idle watch
+// takes those repeats in and acknowledges again. The client drops
+// exactly its third datagram (the seed is chosen for that): the first two
+// are the LocateRequest and the call, the third its idle CALL_ACK.
+TEST_CASE("otp: an idle client whose acknowledgement was lost answers the server's repeats and keeps its connection",
+          "[orb][otp][loss]") {
+  constexpr double kDrop = 0.25;
+  uint64_t seed = 0;
+  for (uint64_t s = 1; seed == 0 && s < 1'000'000; ++s) {
+    clan::FaultInjector f(clan::FaultModel{s, kDrop, 0.0, {}});
+    bool want = true;
+    for (int i = 0; i < 12 && want; ++i) {
+      const bool drop = f.next().action == clan::FaultAction::kDrop;
+      want = drop == (i == 2);
+    }
+    if (want) seed = s;
+  }
+  REQUIRE(seed != 0);
+  setenv("ORBotpLossPpm", std::to_string(static_cast<int>(kDrop * 1e6)).c_str(), 1);
+  setenv("ORBotpSeed", std::to_string(seed).c_str(), 1);
+  const Transport otp{"otp", {"giop:otp::"}};
+  const Threading mode = GENERATE(Threading::kPerConnection, Threading::kPool);
+  INFO("server: " << to_string(mode));
+  Server server(otp, mode, {"-ORBotpLossPpm", "0"});  // the server's datagrams all arrive
+  echo_var e = server.echo();
+  REQUIRE(!CORBA::is_nil(e));
+  CORBA::String_var r = e->echoString("before");
+  CHECK(std::string(r.in()) == "before");
+  // Idle past the server's give-up horizon (engine_config: about 5 s).
+  std::this_thread::sleep_for(std::chrono::milliseconds(6500));
+  try {
+    r = e->echoString("after");
+    CHECK(std::string(r.in()) == "after");
+  } catch (const CORBA::SystemException& ex) {
+    FAIL("the call after the idle period failed: " << ex._name() << " minor " << ex.minor());
+  }
+  CHECK(server.stop() == 0);
 }
