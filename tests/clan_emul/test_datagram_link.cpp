@@ -491,11 +491,12 @@ TEST_CASE("datagram link: unread() sees an arrival without taking it, try_receiv
   // A reader blocked in receive() holds the receiving side: try_receive
   // says so at once instead of queueing behind it.
   std::atomic<bool> in_receive{false};
+  std::atomic<bool> reader_got{false};  // Catch2 assertions stay on this thread
   std::thread reader([&] {
     std::vector<char> rb(p.b->mtu());
     in_receive = true;
     auto r = p.b->receive(rb.data(), rb.size(), Deadline::after(20s));
-    CHECK(r.ok());
+    reader_got = r.ok();
   });
   while (!in_receive) std::this_thread::yield();
   // The reader may not be inside yet: wait until try_receive finds it there.
@@ -508,4 +509,5 @@ TEST_CASE("datagram link: unread() sees an arrival without taking it, try_receiv
   CHECK(busy.error() == Errc::kWouldBlock);
   REQUIRE(p.a->send("cd", 2, Deadline::after(5s)) == Errc::kOk);  // the reader's
   reader.join();
+  CHECK(reader_got);
 }
