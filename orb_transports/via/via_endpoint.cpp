@@ -1,5 +1,6 @@
 #include "orb_transports/via/via_endpoint.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "orb_transports/via/via_connection.hpp"
@@ -148,16 +149,30 @@ std::optional<uint32_t> ViaEndpoint::next_event(clan::Deadline deadline) {
         return s;
       }
     }
+    if (!completed_.empty()) {
+      const uint32_t s = completed_.front();
+      completed_.pop_front();
+      return s;
+    }
     VIP_VI_HANDLE vi = nullptr;
     VIP_BOOLEAN recv = VIP_FALSE;
     const int ms = deadline.remaining_ms();
     VIP_RETURN r = VipCQWait(cq_, ms < 0 ? VIP_INFINITE : static_cast<VIP_ULONG>(ms), &vi, &recv);
     if (r == VIP_NOT_DONE) continue;  // woken: look at what was signalled
     if (r != VIP_SUCCESS) return std::nullopt;  // VIP_TIMEOUT: the deadline
-    std::lock_guard lock(mu_);
-    auto it = vis_.find(vi);
-    if (it == vis_.end()) continue;  // a VI gone meanwhile
-    return it->second;
+    // Every entry already there too, each VI once. An armed VI reports every
+    // message, also those a worker in Peek takes itself; taken one per
+    // wake-up, such entries piled up by the hundred thousand under many
+    // clients, and a new connection's first request waited behind them.
+    size_t taken = 0;  // bounded, so that signals are not held up for long
+    do {
+      std::lock_guard lock(mu_);
+      auto it = vis_.find(vi);
+      if (it != vis_.end() &&  // else a VI gone meanwhile
+          std::find(completed_.begin(), completed_.end(), it->second) == completed_.end()) {
+        completed_.push_back(it->second);
+      }
+    } while (++taken < kCqEntries && VipCQDone(cq_, &vi, &recv) == VIP_SUCCESS);
   }
 }
 

@@ -5,6 +5,7 @@
 // for new connections, Poke and connections that need a look.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -45,6 +46,9 @@ class ViaEndpoint : public MonitoredEndpoint {
   std::mutex mu_;
   uint32_t next_source_ = 1;
   std::vector<uint32_t> signalled_;
+  // Sources of the completions taken off the CQ in one go, each once, in
+  // order (monitor thread only).
+  std::deque<uint32_t> completed_;
   std::unordered_map<VIP_VI_HANDLE, uint32_t> vis_;
 };
 
