@@ -66,11 +66,15 @@ void MonitoredConnection::clearSelectable() {
   disarm();
 }
 
+bool MonitoredConnection::dispatchable(uint32_t f) {
+  if (!(f & kSelectable) || (f & kPeeking)) return false;
+  return (f & kDataInBuffer) || readable();
+}
+
 bool MonitoredConnection::claim_for_dispatch() {
   uint32_t f = flags_.load(std::memory_order_acquire);
   for (;;) {
-    if (!(f & kSelectable) || (f & kPeeking)) return false;
-    if (!(f & kDataInBuffer) && !readable()) return false;
+    if (!dispatchable(f)) return false;
     if (flags_.compare_exchange_weak(f, f & ~(kSelectable | kDataInBuffer),
                                      std::memory_order_acq_rel)) {
       // One-shot: the worker re-arms after the call; unless it already has.
@@ -79,12 +83,6 @@ bool MonitoredConnection::claim_for_dispatch() {
       return true;
     }
   }
-}
-
-bool MonitoredConnection::dispatchable() {
-  const uint32_t f = flags_.load(std::memory_order_acquire);
-  if (!(f & kSelectable) || (f & kPeeking)) return false;
-  return (f & kDataInBuffer) || readable();
 }
 
 CORBA::Boolean MonitoredConnection::Peek() {

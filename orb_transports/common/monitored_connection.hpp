@@ -39,7 +39,7 @@ class MonitoredConnection : public omni::giopConnection {
   // connection is then disarmed and must be handed to omniORB.
   bool claim_for_dispatch();
   // What claim_for_dispatch() would say, changing nothing.
-  bool dispatchable();
+  bool dispatchable() { return dispatchable(flags_.load(std::memory_order_acquire)); }
   std::atomic<int>& pins() { return pins_; }
 
  protected:
@@ -63,6 +63,8 @@ class MonitoredConnection : public omni::giopConnection {
   static constexpr uint32_t kSelectable = 1, kDataInBuffer = 2, kPeeking = 4;
   void arm();
   void disarm();
+  // Armed, not being peeked, and with something to read, by flags `f`.
+  bool dispatchable(uint32_t f);
 
   MonitoredEndpoint* endpoint_;
   uint32_t source_ = 0;

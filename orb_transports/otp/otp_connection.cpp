@@ -64,7 +64,7 @@ OtpConnection::OtpConnection(std::shared_ptr<Fabric> fabric, std::unique_ptr<cla
       engine_(role, engine_config(link_->mtu())),
       rto_ns_(engine_config(link_->mtu()).rto_ns),
       rxbuf_(link_->mtu()),
-      side_rxbuf_(link_->mtu()) {
+      side_rxbuf_(role == otp::Role::kClient ? link_->mtu() : 0) {
   engine_.set_sink(this);
 }
 

@@ -103,7 +103,7 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   uint64_t scheduled_ = 0;  // wake-up asked of the timer service (0: none)
   uint64_t poll_until_ = 0;  // Recv polls rather than sleeps until then (recovery after a loss)
   std::vector<std::byte> rxbuf_;
-  std::vector<std::byte> side_rxbuf_;  // take_in's (Recv may be using rxbuf_)
+  std::vector<std::byte> side_rxbuf_;  // take_in's (Recv may be using rxbuf_); clients only
   bool taking_in_ = false;
   // Idle watch (clients): nobody reads an idle client connection, yet the
   // server repeats its reply there until it has our acknowledgement (which
