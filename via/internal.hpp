@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <shared_mutex>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -170,6 +171,11 @@ struct NicImpl {
   // one reissues its cookie if RevokeOnCompletion).
   void release(MemRegion* r);
   Vi* find_vi(uint64_t id);
+  // Progresses the VI an event names, if it still exists. Shared hold of
+  // vi_gate from the lookup to the end: VipDestroyVi takes it exclusively
+  // to unlist a VI, so none is deleted under a CQ poller.
+  void progress_vi(uint64_t id);
+  std::shared_mutex vi_gate;
 };
 
 // A statistic only its owner writes: no read-modify-write needed.
@@ -259,6 +265,10 @@ struct Vi {
   Fifo<RemoteDesc> remote;
   Fifo<VIP_DESCRIPTOR*> send_done, recv_done;
   bool recv_notify = true;  // VipClanCQNotify: receives report to recv_cq
+  // Readiness mode (VipClanCQNotify was called): at most one receive entry
+  // of this VI waits in recv_cq, so a busy VI cannot bury others' entries.
+  bool cq_readiness = false;       // under mu
+  bool recv_entry_queued = false;  // under recv_cq->mu
   // Receive completions so far: VipRecvWait also waits for one found by
   // another thread (e.g. one polling a completion queue). Written under mu.
   std::atomic<uint64_t> recv_completions{0};

@@ -84,9 +84,23 @@ Vi* NicImpl::find_vi(uint64_t id) {
   return it == vis.end() ? nullptr : it->second;
 }
 
+void NicImpl::progress_vi(uint64_t id) {
+  std::shared_lock gate(vi_gate);
+  if (Vi* vi = find_vi(id)) {
+    std::lock_guard lock(vi->mu);
+    vi->progress();
+  }
+}
+
 void Cq::push(Vi* vi, bool recv) {
   {
     std::lock_guard lock(mu);
+    if (recv && vi->cq_readiness) {
+      // The entry already queued says "this VI has receive completions";
+      // it covers this one too.
+      if (vi->recv_entry_queued) return;
+      vi->recv_entry_queued = true;
+    }
     entries.push_back({vi, recv});
   }
   eq.notify(kick);
@@ -374,15 +388,13 @@ VIP_RETURN VipCQDone(VIP_CQ_HANDLE CQHandle, VIP_VI_HANDLE* ViHandle, VIP_BOOLEA
   // Completions are found by progressing the VIs the events name.
   while (auto ev = cq->eq.poll()) {
     if (ev->source == cq->kick) continue;
-    if (Vi* vi = cq->nic->find_vi(ev->user)) {
-      std::lock_guard lock(vi->mu);
-      vi->progress();
-    }
+    cq->nic->progress_vi(ev->user);
   }
   std::lock_guard lock(cq->mu);
   if (cq->entries.empty()) return VIP_NOT_DONE;
   *ViHandle = cq->entries.front().first;
   *RecvQueue = cq->entries.front().second ? VIP_TRUE : VIP_FALSE;
+  if (cq->entries.front().second) cq->entries.front().first->recv_entry_queued = false;
   cq->entries.pop_front();
   return VIP_SUCCESS;
 }
@@ -401,10 +413,7 @@ VIP_RETURN VipCQWait(VIP_CQ_HANDLE CQHandle, VIP_ULONG Timeout, VIP_VI_HANDLE* V
     auto ev = cq->eq.wait(deadline);
     if (!ev) return VIP_TIMEOUT;
     if (ev->source == cq->kick) continue;
-    if (Vi* vi = cq->nic->find_vi(ev->user)) {
-      std::lock_guard lock(vi->mu);
-      vi->progress();
-    }
+    cq->nic->progress_vi(ev->user);
   }
 }
 

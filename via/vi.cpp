@@ -568,6 +568,7 @@ VIP_RETURN VipDestroyVi(VIP_VI_HANDLE ViHandle) {
   }
   unregister_handle(vi);
   {
+    std::unique_lock gate(n->vi_gate);  // waits out CQ pollers progressing it
     std::lock_guard lock(n->mu);
     n->vis.erase(vi->id);
     if (vi->send_cq) --vi->send_cq->vis;
@@ -639,6 +640,7 @@ VIP_RETURN VipClanCQNotify(VIP_VI_HANDLE ViHandle, VIP_BOOLEAN Enable) {
   std::lock_guard lock(vi->mu);
   if (!vi->recv_cq) return VIP_INVALID_STATE;
   vi->recv_notify = Enable != VIP_FALSE;
+  vi->cq_readiness = true;
   // Arrivals fire the transfer queue's tripwire: into the CQ's event queue,
   // or (muted) only to this VI's own waiters.
   if (vi->conn) {

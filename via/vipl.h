@@ -359,7 +359,10 @@ VIP_RETURN VipClanQueryNicStats(IN VIP_NIC_HANDLE NicHandle, OUT VIP_CLAN_NIC_ST
  * the queue behaves as if it had no CQ (VipRecvDone/VipRecvWait find them).
  * Unmuting makes no entries for completions that happened meanwhile; check
  * VipClanRecvReady. Like arming a CQ notification, for a server that watches
- * a connection only between the calls it serves. */
+ * a connection only between the calls it serves. Once called, the VI is in
+ * readiness mode for good: the CQ holds at most one receive entry of this VI
+ * at a time, meaning "receive completions are waiting" rather than one per
+ * descriptor (a busy VI would otherwise bury the entries of others). */
 VIP_RETURN VipClanCQNotify(IN VIP_VI_HANDLE ViHandle, IN VIP_BOOLEAN Enable);
 /* Ready = VIP_TRUE if VipRecvDone would return a descriptor now; dequeues
  * nothing (a look that leaves the descriptors to the thread reading them). */

@@ -176,3 +176,53 @@ TEST_CASE("VipClanCQNotify mutes a VI's receive CQ, VipClanRecvReady looks witho
   CHECK(VipCQDone(cq, &vi, &recv) == VIP_NOT_DONE);
 
 }
+
+TEST_CASE("In readiness mode a VI keeps at most one receive entry in its CQ however many messages it takes",
+          "[via][cq]") {
+  // A server's worker takes messages itself (VipRecvWait) while the VI stays
+  // armed: the CQ must not fill with an entry per message, or a new VI's one
+  // entry would wait behind them all.
+  constexpr int kMessages = 300;
+  CqPair p("cr");
+  REQUIRE(VipClanCQNotify(p.svi, VIP_TRUE) == VIP_SUCCESS);
+  for (size_t i = 0; i < 4; ++i) REQUIRE(VipPostRecv(p.svi, p.server.make(i, 64), p.server.mh) == VIP_SUCCESS);
+  p.connect();
+  VIP_DESCRIPTOR* d = nullptr;
+  for (int k = 0; k < kMessages; ++k) {
+    p.send();
+    REQUIRE(VipRecvWait(p.svi, 10000, &d) == VIP_SUCCESS);
+    REQUIRE(VipPostRecv(p.svi, p.server.make(static_cast<size_t>(k % 4), 64), p.server.mh) == VIP_SUCCESS);
+  }
+  VIP_VI_HANDLE vi = nullptr;
+  VIP_BOOLEAN recv = VIP_FALSE;
+  REQUIRE(VipCQDone(p.cq, &vi, &recv) == VIP_SUCCESS);
+  CHECK(vi == p.svi);
+  CHECK(recv == VIP_TRUE);
+  CHECK(VipCQDone(p.cq, &vi, &recv) == VIP_NOT_DONE);
+  // Once that entry is taken, the next completion makes a new one.
+  p.send();
+  REQUIRE(VipCQWait(p.cq, 10000, &vi, &recv) == VIP_SUCCESS);
+  CHECK(vi == p.svi);
+  CHECK(VipCQDone(p.cq, &vi, &recv) == VIP_NOT_DONE);
+  REQUIRE(VipRecvDone(p.svi, &d) == VIP_SUCCESS);
+}
+
+TEST_CASE("Without readiness mode a VI's CQ has an entry per receive completion", "[via][cq]") {
+  CqPair p("cp");
+  for (size_t i = 0; i < 3; ++i) REQUIRE(VipPostRecv(p.svi, p.server.make(i, 64), p.server.mh) == VIP_SUCCESS);
+  p.connect();
+  for (int k = 0; k < 3; ++k) p.send();
+  VIP_VI_HANDLE vi = nullptr;
+  VIP_BOOLEAN recv = VIP_FALSE;
+  for (int k = 0; k < 3; ++k) {
+    REQUIRE(VipCQWait(p.cq, 10000, &vi, &recv) == VIP_SUCCESS);
+    CHECK(vi == p.svi);
+    CHECK(recv == VIP_TRUE);
+  }
+  CHECK(VipCQDone(p.cq, &vi, &recv) == VIP_NOT_DONE);
+  VIP_DESCRIPTOR* d = nullptr;
+  for (size_t k = 0; k < 3; ++k) {
+    REQUIRE(VipRecvDone(p.svi, &d) == VIP_SUCCESS);
+    CHECK(d == p.server.desc(k));
+  }
+}
