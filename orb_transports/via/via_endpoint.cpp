@@ -160,10 +160,10 @@ std::optional<uint32_t> ViaEndpoint::next_event(clan::Deadline deadline) {
     VIP_RETURN r = VipCQWait(cq_, ms < 0 ? VIP_INFINITE : static_cast<VIP_ULONG>(ms), &vi, &recv);
     if (r == VIP_NOT_DONE) continue;  // woken: look at what was signalled
     if (r != VIP_SUCCESS) return std::nullopt;  // VIP_TIMEOUT: the deadline
-    // Every entry already there too, each VI once. An armed VI reports every
-    // message, also those a worker in Peek takes itself; taken one per
-    // wake-up, such entries piled up by the hundred thousand under many
-    // clients, and a new connection's first request waited behind them.
+    // Every entry already there too, each VI once: one wake-up for many
+    // entries. (VIPL keeps at most one receive entry per armed VI; with one
+    // per message, and one taken per wake-up, they piled up by the hundred
+    // thousand under many clients and buried new connections' entries.)
     size_t taken = 0;  // bounded, so that signals are not held up for long
     do {
       std::lock_guard lock(mu_);
