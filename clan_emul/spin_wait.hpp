@@ -5,6 +5,15 @@
 // makes the wake-up system call only if it sees a sleeper announced. Both
 // sides use seq_cst, so either the producer sees the sleeper or the sleeper
 // sees the new state.
+//
+// Spinning pays only while the producer is running on another CPU. When
+// more threads wait than there are CPUs, the producer is usually queued
+// behind the spinners, every spin runs out, and the spinning takes the CPU
+// the producers need. So each thread remembers how its recent waits ended:
+// after two in a row whose spin ran out and whose sleep then lasted more
+// than twice the budget, it sleeps at once, spinning only on every eighth
+// wait, until a wait is answered within the budget again (a near miss
+// counts as answered: a longer spin would have caught it).
 #pragma once
 
 #include <atomic>
@@ -16,28 +25,67 @@
 
 namespace clan {
 
+// How this thread's recent waits ended (see the header comment).
+struct SpinHistory {
+  uint32_t misses = 0;  // consecutive waits answered long after the budget
+  uint32_t waits = 0;   // waits since spinning was last given up on (for probes)
+  static constexpr uint32_t kMissesBeforeSleeping = 2;
+  static constexpr uint32_t kProbeEvery = 8;
+  bool should_spin() { return misses < kMissesBeforeSleeping || ++waits % kProbeEvery == 0; }
+  void answered_in_time() { misses = waits = 0; }
+  void answered_late() {
+    if (misses < kMissesBeforeSleeping) ++misses;
+  }
+};
+inline thread_local SpinHistory spin_history;
+
 template <class Ready>
 Errc spin_then_block(Ready&& ready, int64_t spin_ns, std::atomic<uint32_t>& sleepers,
                      std::atomic<uint32_t>& word, Deadline deadline) {
   if (ready()) return Errc::kOk;
   if (deadline.expired()) return Errc::kTimeout;  // a poll: no spinning
-  const uint64_t spin_until = now_ns() + static_cast<uint64_t>(spin_ns > 0 ? spin_ns : 0);
-  for (uint32_t n = 1;; ++n) {
-    cpu_relax();
-    if (ready()) return Errc::kOk;
-    if ((n & 63) == 0 && (now_ns() >= spin_until || deadline.expired())) break;
+  const uint64_t budget = static_cast<uint64_t>(spin_ns > 0 ? spin_ns : 0);
+  SpinHistory& history = spin_history;
+  const bool spin = budget > 0 && history.should_spin();
+  if (spin) {
+    const uint64_t spin_until = now_ns() + budget;
+    for (uint32_t n = 1;; ++n) {
+      cpu_relax();
+      if (ready()) {
+        history.answered_in_time();
+        return Errc::kOk;
+      }
+      if ((n & 63) == 0 && (now_ns() >= spin_until || deadline.expired())) break;
+    }
   }
+  const uint64_t slept_at = spin ? now_ns() : 0;
+  // Called once a wait that spun is answered (or timed out) after sleeping.
+  auto judge = [&] {
+    if (!spin) return;
+    if (now_ns() - slept_at <= 2 * budget) {
+      history.answered_in_time();
+    } else {
+      history.answered_late();
+    }
+  };
   for (;;) {
     sleepers.fetch_add(1, std::memory_order_seq_cst);
     const uint32_t seen = word.load(std::memory_order_seq_cst);
     if (ready()) {
       sleepers.fetch_sub(1, std::memory_order_seq_cst);
+      judge();
       return Errc::kOk;
     }
     const bool woke = futex_wait(&word, seen, deadline);
     sleepers.fetch_sub(1, std::memory_order_seq_cst);
-    if (ready()) return Errc::kOk;
-    if (!woke || deadline.expired()) return Errc::kTimeout;
+    if (ready()) {
+      judge();
+      return Errc::kOk;
+    }
+    if (!woke || deadline.expired()) {
+      judge();
+      return Errc::kTimeout;
+    }
   }
 }
 
