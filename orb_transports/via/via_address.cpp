@@ -30,6 +30,7 @@ giopActiveConnection* ViaAddress::Connect(const omni_time_t& deadline, CORBA::UL
     }
     return nullptr;
   }
+  if (!c->post_receives()) return nullptr;
   c->set_addresses("giop:via:" + nic->node() + ":0", address_);
   return c.release();
 }

@@ -71,12 +71,6 @@ bool ViaConnection::open() {
     what = "VipClanSetViAttributes";
   }
   rx_state_.assign(buffers_, kEmpty);
-  for (size_t i = 0; r == VIP_SUCCESS && i < buffers_; ++i) {
-    if (!post_receive(i)) {
-      r = VIP_ERROR_RESOURCE;
-      what = "VipPostRecv";
-    }
-  }
   if (r != VIP_SUCCESS) {
     omniORB::logger l;
     l << "giop:via: cannot set up a connection: " << what << ": " << via_error_name(r) << "\n";
@@ -86,13 +80,31 @@ bool ViaConnection::open() {
   return true;
 }
 
+bool ViaConnection::post_receives() {
+  std::lock_guard lock(rx_mu_);
+  for (size_t i = 0; i < buffers_; ++i) {
+    if (!post_receive(i)) {
+      omniORB::logger l;
+      l << "giop:via: cannot set up a connection: VipPostRecv failed\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 ViaConnection::~ViaConnection() {
   if (via_endpoint_ && vi_) via_endpoint_->detach(vi_);
   detach_from_endpoint();
   VIP_NIC_HANDLE nic = nic_->handle();
   if (vi_) {
     VipDisconnect(vi_);  // fails harmlessly if never connected or already down
-    VipDestroyVi(vi_);
+    // Receives are posted only while connected and Disconnect flushes them,
+    // so this succeeds; if not, say so rather than leak silently.
+    if (VIP_RETURN r = VipDestroyVi(vi_); r != VIP_SUCCESS) {
+      omniORB::logger l;
+      l << "giop:via: cannot destroy a VI (" << via_error_name(r) << "): its memory stays allocated\n";
+      return;
+    }
   }
   if (mh_) VipDeregisterMem(nic, mem_, mh_);
   if (mem_) VipClanFreeMem(nic, mem_);
@@ -113,7 +125,10 @@ std::byte* ViaConnection::buffer(size_t i) const {
 
 void ViaConnection::repost_consumed() {
   // Consumed buffers are the unposted_ ones before next_rx_, in order. A
-  // failure means the VI is broken: Recv learns it from VipRecvWait.
+  // failure means the VI is broken: Recv learns it from VipRecvWait. Not
+  // after Shutdown: a receive posted on the disconnected (idle) VI would
+  // stay posted, and VIPL cannot destroy a VI with receives posted.
+  if (shut_down_) return;
   for (; unposted_ != 0; --unposted_) post_receive((next_rx_ + buffers_ - unposted_) % buffers_);
 }
 
@@ -266,6 +281,10 @@ int ViaConnection::Send(void* buf, size_t sz, const omni_time_t& deadline) {
 void ViaConnection::Shutdown() {
   // Breaks the VI: our blocked Recv/Send return errors, the peer sees the
   // connection close once it has read what we sent.
+  {
+    std::lock_guard lock(rx_mu_);
+    shut_down_ = true;  // no reposting from now on (see repost_consumed)
+  }
   VipDisconnect(vi_);
   notify_monitor();  // a closed connection looks readable
 }

@@ -46,6 +46,10 @@ class ViaConnection : public MonitoredConnection {
   // Makes the VI with its memory and receive descriptors posted, not yet
   // connected; false, logged, if a resource ran out.
   bool open();
+  // Posts every receive buffer: once connected, never before (a VI whose
+  // connection fails could not be destroyed with receives posted on it).
+  // The peer's sends wait for them meanwhile (DeferSends).
+  bool post_receives();
 
   VIP_VI_HANDLE vi() const { return vi_; }
   // Once connected (VipConnectRequest / VipConnectAccept on vi()).
@@ -90,6 +94,7 @@ class ViaConnection : public MonitoredConnection {
   std::vector<uint8_t> rx_state_;
   size_t next_rx_ = 0;
   size_t rx_off_ = 0;
+  bool shut_down_ = false;  // under rx_mu_: Shutdown was called
   size_t unposted_ = 0;  // emptied buffers not posted again yet (before next_rx_)
 
   // Send side (omniORB sends on a connection from one thread at a time).

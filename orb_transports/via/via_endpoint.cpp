@@ -89,6 +89,7 @@ giopConnection* ViaEndpoint::accept(VIP_CONN_HANDLE request, const std::string& 
   auto c = std::make_unique<ViaConnection>(nic_, this);
   const bool opened = c->open();
   VIP_RETURN r = opened ? VipConnectAccept(request, c->vi()) : VipConnectReject(request);
+  if (opened && r == VIP_SUCCESS && !c->post_receives()) return nullptr;
   if (!opened || r != VIP_SUCCESS) {
     if (omniORB::trace(10)) {
       omniORB::logger l;

@@ -6,6 +6,9 @@
 #include <string>
 #include <thread>
 
+#include <csignal>
+#include <unistd.h>
+
 #include "orb/generate.hpp"
 #include "orb/orb_fixture.hpp"
 
@@ -70,4 +73,35 @@ TEST_CASE("clients that come and go leave no descriptors or mappings behind in t
   CHECK(after.fds <= before.fds + kSlack);
   CHECK(after.maps <= before.maps + kSlack);
   CHECK(server.stop() == 0);
+}
+
+// A client whose connects keep failing (its server is gone) keeps nothing of
+// the attempts: giop:via once left each attempt's VI and its registered
+// receive buffers behind, as VIPL cannot destroy a VI with receives posted.
+TEST_CASE("a client whose connects fail keeps no descriptors or mappings of the attempts", "[orb]") {
+  ORB_TEST_OVER_EVERY_TRANSPORT();
+  Server server(t, mode);
+  echo_var e = server.echo();
+  REQUIRE(!CORBA::is_nil(e));
+  {
+    CORBA::String_var r = e->echoString("before");
+    REQUIRE(std::string(r.in()) == "before");
+  }
+  server.kill_now();
+  REQUIRE(server.wait() == 128 + SIGKILL);
+  auto failed_call = [&] {
+    const std::string ex = system_exception_of([&] { CORBA::String_var r = e->echoString("gone"); });
+    INFO("exception: " << (ex.empty() ? "none" : ex));
+    REQUIRE((ex == "TRANSIENT" || ex == "COMM_FAILURE"));
+  };
+  // The first failure tears down the old connection; later calls only connect.
+  for (int i = 0; i < 3; ++i) failed_call();
+  const Footprint before = footprint(getpid());
+  constexpr int kAttempts = 30;
+  for (int i = 0; i < kAttempts; ++i) failed_call();
+  const Footprint after = footprint(getpid());
+  INFO("fds " << before.fds << " -> " << after.fds << ", mappings " << before.maps << " -> " << after.maps
+              << " after " << kAttempts << " failed connects");
+  CHECK(after.fds <= before.fds + kSlack);
+  CHECK(after.maps <= before.maps + kSlack);
 }
