@@ -43,8 +43,8 @@ class ViaConnection : public MonitoredConnection {
   // `endpoint` (server side) gives the completion queue; null for a client.
   ViaConnection(std::shared_ptr<ViaNic> nic, ViaEndpoint* endpoint);
   ~ViaConnection() override;
-  // Makes the VI with its memory and receive descriptors posted, not yet
-  // connected; false, logged, if a resource ran out.
+  // Makes the VI with its memory, not yet connected and with no receive
+  // posted (see post_receives); false, logged, if a resource ran out.
   bool open();
   // Posts every receive buffer: once connected, never before (a VI whose
   // connection fails could not be destroyed with receives posted on it).
