@@ -53,7 +53,9 @@ OobListener::OobListener(std::shared_ptr<oob_detail::Core> core,
                          std::shared_ptr<oob_detail::ListenerShared> s)
     : core_(std::move(core)), s_(std::move(s)) {}
 
-OobListener::~OobListener() { core_->unlisten(s_); }
+OobListener::~OobListener() { close(); }
+
+void OobListener::close() { core_->unlisten(s_); }
 
 uint16_t OobListener::port() const { return s_->port; }
 

@@ -53,8 +53,13 @@ class OobListener {
   OobListener& operator=(const OobListener&) = delete;
 
   uint16_t port() const;
-  // kTimeout at the deadline; kClosed once the manager has stopped.
+  // kTimeout at the deadline; kClosed once the manager has stopped or
+  // close() was called.
   Result<OobRequest> next_request(Deadline deadline);
+  // Stops listening now: queued and later requests are refused (the
+  // requester sees no listener), and a thread in next_request returns
+  // kClosed. The destructor does the same.
+  void close();
 
   // Internal: made by the manager.
   OobListener(std::shared_ptr<oob_detail::Core> core, std::shared_ptr<oob_detail::ListenerShared> s);

@@ -203,7 +203,7 @@ VIP_RETURN VipConnectWait(VIP_NIC_HANDLE NicHandle, VIP_NET_ADDRESS* LocalAddr, 
   const clan::Deadline deadline = deadline_ms(Timeout);
   // The first wait on a discriminator starts listening; requests that arrive
   // between waits queue in the listener.
-  clan::OobListener* listener;
+  std::shared_ptr<clan::OobListener> listener;
   {
     std::lock_guard lock(n->mu);
     auto& l = n->listeners[local.port];
@@ -215,7 +215,7 @@ VIP_RETURN VipConnectWait(VIP_NIC_HANDLE NicHandle, VIP_NET_ADDRESS* LocalAddr, 
       }
       l = std::move(made.value());
     }
-    listener = l.get();
+    listener = l;
   }
   for (;;) {
     auto req = listener->next_request(deadline);
@@ -233,6 +233,25 @@ VIP_RETURN VipConnectWait(VIP_NIC_HANDLE NicHandle, VIP_NET_ADDRESS* LocalAddr, 
     *ConnHandle = c;
     return VIP_SUCCESS;
   }
+}
+
+VIP_RETURN VipClanStopListening(VIP_NIC_HANDLE NicHandle, VIP_NET_ADDRESS* LocalAddr) {
+  if (!is_handle(NicHandle, Kind::kNic)) return VIP_INVALID_PARAMETER;
+  auto* n = static_cast<NicImpl*>(NicHandle);
+  Address local;
+  if (!parse_address(LocalAddr, false, local) || (!local.host.empty() && local.host != n->name)) {
+    return VIP_INVALID_PARAMETER;
+  }
+  std::shared_ptr<clan::OobListener> listener;
+  {
+    std::lock_guard lock(n->mu);
+    auto it = n->listeners.find(local.port);
+    if (it == n->listeners.end()) return VIP_INVALID_STATE;
+    listener = std::move(it->second);
+    n->listeners.erase(it);
+  }
+  listener->close();  // refuses what waits; a waiting VipConnectWait returns
+  return VIP_SUCCESS;
 }
 
 VIP_RETURN VipConnectAccept(VIP_CONN_HANDLE ConnHandle, VIP_VI_HANDLE ViHandle) {

@@ -156,7 +156,9 @@ struct NicImpl {
   std::set<Ptag*> ptags;
   std::map<uint64_t, Vi*> vis;  // by id
   std::set<Cq*> cqs;
-  std::map<uint16_t, std::unique_ptr<clan::OobListener>> listeners;
+  // Shared: a thread in VipConnectWait keeps its listener alive while
+  // VipClanStopListening or VipCloseNic closes it.
+  std::map<uint16_t, std::shared_ptr<clan::OobListener>> listeners;
   uint64_t next_vi = 1;
   bool ns_ready = false;
   std::atomic<bool> revoke_on_completion{true};

@@ -177,6 +177,7 @@ VIP_RETURN VipCloseNic(VIP_NIC_HANDLE NicHandle) {
     unregister_handle(p);
     delete p;
   }
+  for (auto& [port, listener] : n->listeners) listener->close();  // wakes VipConnectWait
   n->listeners.clear();
   delete n;
   return VIP_SUCCESS;

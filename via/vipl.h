@@ -373,6 +373,14 @@ VIP_RETURN VipClanRecvReady(IN VIP_VI_HANDLE ViHandle, OUT VIP_BOOLEAN* Ready);
  * for something else, e.g. a server that also hands out new connections. */
 VIP_RETURN VipClanCQWake(IN VIP_CQ_HANDLE CQHandle);
 
+/* Stops listening on LocalAddr's discriminator, which the first
+ * VipConnectWait on it started (VIPL has no such call). Requests waiting to
+ * be taken, and later ones, are refused: the requester gets VIP_NO_MATCH at
+ * once instead of waiting out its timeout. A VipConnectWait blocked on the
+ * discriminator returns VIP_ERROR_RESOURCE. A later VipConnectWait listens
+ * again. VIP_INVALID_STATE if nothing listens there. */
+VIP_RETURN VipClanStopListening(IN VIP_NIC_HANDLE NicHandle, IN VIP_NET_ADDRESS* LocalAddr);
+
 #ifdef __cplusplus
 }
 #endif

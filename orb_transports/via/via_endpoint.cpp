@@ -103,8 +103,11 @@ giopConnection* ViaEndpoint::accept(VIP_CONN_HANDLE request, const std::string& 
 }
 
 void ViaEndpoint::close_listener() {
-  // VIPL has no call to stop listening: the discriminator is released with
-  // the NIC. Until then, requests to it wait unanswered for their timeout.
+  // The acceptor thread has stopped: nobody waits on the discriminator.
+  // Clients connecting from now on are refused at once.
+  if (!nic_ || !port_claimed_) return;
+  ViaNetAddress local(nic_->node(), port_);
+  VipClanStopListening(nic_->handle(), local.get());
 }
 
 bool ViaEndpoint::open_events() {

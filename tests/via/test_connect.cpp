@@ -1,6 +1,7 @@
 // VipConnectWait / Accept / Reject / Request / Disconnect: each outcome.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <thread>
 
 #include "tests/via/via_test_util.hpp"
@@ -62,6 +63,67 @@ TEST_CASE("connection set-up: no match, reject, incompatible attributes, timeout
   VIP_DESCRIPTOR* d = nullptr;
   REQUIRE(VipRecvWait(svi, 5000, &d) == VIP_DESCRIPTOR_ERROR);
   CHECK((d->CS.Status & VIP_STATUS_DESC_FLUSHED_ERROR) != 0);
+  REQUIRE(VipDisconnect(svi) == VIP_SUCCESS);
+  CHECK(VipDestroyVi(cvi) == VIP_SUCCESS);
+  CHECK(VipDestroyVi(svi) == VIP_SUCCESS);
+}
+
+TEST_CASE("VipClanStopListening: requests are refused at once, a blocked VipConnectWait returns, "
+          "listening can start again",
+          "[via][connect]") {
+  RuntimeDir dir;
+  Node s, c;
+  REQUIRE(s.open("ss"));
+  REQUIRE(c.open("sc"));
+  auto sa = vi_attributes(s.ptag, VIP_SERVICE_RELIABLE_DELIVERY);
+  auto ca = vi_attributes(c.ptag, VIP_SERVICE_RELIABLE_DELIVERY);
+  VIP_VI_HANDLE svi = nullptr, cvi = nullptr;
+  REQUIRE(VipCreateVi(s.nic, &sa, nullptr, nullptr, &svi) == VIP_SUCCESS);
+  REQUIRE(VipCreateVi(c.nic, &ca, nullptr, nullptr, &cvi) == VIP_SUCCESS);
+  Address local("ss", "x"), cl("", "y"), out("", ""), wrong_host("other", "x");
+  VIP_VI_ATTRIBUTES ra{};
+  VIP_CONN_HANDLE conn = nullptr;
+
+  CHECK(VipClanStopListening(nullptr, local.get()) == VIP_INVALID_PARAMETER);
+  CHECK(VipClanStopListening(s.nic, nullptr) == VIP_INVALID_PARAMETER);
+  CHECK(VipClanStopListening(s.nic, wrong_host.get()) == VIP_INVALID_PARAMETER);
+  CHECK(VipClanStopListening(s.nic, local.get()) == VIP_INVALID_STATE);  // not listening
+
+  // Listening, with a request that nobody takes: stopping refuses it. (If the
+  // stop comes first, the request finds nobody listening: refused as well.)
+  // Either way it ends long before its 20 s timeout.
+  REQUIRE(VipConnectWait(s.nic, local.get(), 0, out.get(), &ra, &conn) == VIP_TIMEOUT);
+  VIP_RETURN requested = VIP_SUCCESS;
+  std::thread requester([&] {
+    VIP_VI_ATTRIBUTES r{};
+    requested = VipConnectRequest(cvi, cl.get(), local.get(), 20000, &r);
+  });
+  CHECK(VipClanStopListening(s.nic, local.get()) == VIP_SUCCESS);
+  requester.join();
+  CHECK(requested == VIP_NO_MATCH);
+  CHECK(VipClanStopListening(s.nic, local.get()) == VIP_INVALID_STATE);
+
+  // A thread blocked in VipConnectWait returns when listening stops. Stop
+  // until it has: a stop before its wait began would leave it listening anew.
+  std::atomic<bool> waited{false};
+  VIP_RETURN wait_result = VIP_SUCCESS;
+  std::thread waiter([&] {
+    Address o("", "");
+    VIP_VI_ATTRIBUTES a{};
+    VIP_CONN_HANDLE h = nullptr;
+    wait_result = VipConnectWait(s.nic, local.get(), 20000, o.get(), &a, &h);
+    waited = true;
+  });
+  while (!waited) {
+    VipClanStopListening(s.nic, local.get());
+    std::this_thread::yield();
+  }
+  waiter.join();
+  CHECK(wait_result == VIP_ERROR_RESOURCE);
+
+  // Listening again: a request is accepted as before.
+  REQUIRE(connect_pair(s, svi, cvi, "ss", "x"));
+  REQUIRE(VipDisconnect(cvi) == VIP_SUCCESS);
   REQUIRE(VipDisconnect(svi) == VIP_SUCCESS);
   CHECK(VipDestroyVi(cvi) == VIP_SUCCESS);
   CHECK(VipDestroyVi(svi) == VIP_SUCCESS);
