@@ -270,7 +270,9 @@ void print_tables(const Options& o, const bench::MachineInfo& m, const std::vect
   std::printf("| cores | %ld online, %d allowed |\n", m.cores_online, m.cores_allowed);
   std::printf("| kernel | %s |\n", m.kernel.c_str());
   std::printf("| link | DatagramLink between two processes, one cumulative credit ack per half window consumed, "
-              "probe after 1 ms; ring 256 KiB (1 KiB) / 512 KiB (8 KiB) for every window |\n");
+              "probe after %lld us (then backing off); ring 256 KiB (1 KiB) / 512 KiB (8 KiB) for every "
+              "window |\n",
+              static_cast<long long>(clan::DatagramLinkConfig{}.probe_after.count()));
   std::printf("| points | %d ms each, %d repetition(s) alternated, median; goodput at the receiver "
               "(first to last datagram, every datagram copied out) |\n",
               o.point_ms, o.reps);
