@@ -13,10 +13,11 @@ static uint64_t round_pow2(uint32_t n) {
   return p;
 }
 
-DmaEngine::DmaEngine(uint32_t depth, std::chrono::nanoseconds spin_budget)
+DmaEngine::DmaEngine(uint32_t depth, std::chrono::nanoseconds spin_budget, bool inline_when_idle)
     // Vyukov's queue needs two slots at least to tell full from empty.
     : slots_(round_pow2(depth < 2 ? 2 : depth)),
       mask_(slots_.size() - 1),
+      inline_when_idle_(inline_when_idle),
       spin_budget_(spin_budget) {
   for (uint64_t i = 0; i < slots_.size(); ++i) slots_[i].seq.store(i, std::memory_order_relaxed);
   thread_ = std::thread([this] { run(); });
@@ -47,8 +48,40 @@ Errc DmaEngine::submit(const DmaRequest& request) {
       pos = tail_.load(std::memory_order_relaxed);
     }
   }
-  wake_sleepers(sleeping_, wakeups_);
+  // Seq_cst both: the engine announces its sleep, then looks at the queue;
+  // we queued, then look at its announcement. One of us sees the other.
+  if (sleeping_.load(std::memory_order_seq_cst) != 0) {
+    if (inline_when_idle_) {
+      drain(true);  // or the token's holder performs it
+    } else {
+      wakeups_.fetch_add(1, std::memory_order_seq_cst);
+      futex_wake_all(&wakeups_);
+    }
+  }
   return Errc::kOk;
+}
+
+bool DmaEngine::queued() const {
+  const uint64_t pos = head_.load(std::memory_order_seq_cst);
+  return slots_[pos & mask_].seq.load(std::memory_order_seq_cst) == pos + 1;
+}
+
+bool DmaEngine::drain(bool is_inline) {
+  do {
+    uint32_t free = 0;
+    if (!performer_.compare_exchange_strong(free, 1, std::memory_order_seq_cst)) return false;
+    DmaRequest r{};
+    while (pop(r)) {
+      Errc e = r.src ? r.aperture->write(r.offset, r.src, r.len)
+                     : r.aperture->write_word(r.offset, r.word);
+      performed_.fetch_add(1, std::memory_order_relaxed);
+      if (is_inline) performed_inline_.fetch_add(1, std::memory_order_relaxed);
+      r.stream->complete(r.ticket, e);
+    }
+    performer_.store(0, std::memory_order_seq_cst);
+    // A submitter that found the token taken left its request to us.
+  } while (queued());
+  return true;
 }
 
 bool DmaEngine::pop(DmaRequest& out) {
@@ -62,16 +95,17 @@ bool DmaEngine::pop(DmaRequest& out) {
 }
 
 void DmaEngine::run() {
-  DmaRequest r{};
   for (;;) {
-    if (pop(r)) {
-      Errc e = r.src ? r.aperture->write(r.offset, r.src, r.len)
-                     : r.aperture->write_word(r.offset, r.word);
-      performed_.fetch_add(1, std::memory_order_relaxed);
-      r.stream->complete(r.ticket, e);
+    if (queued()) {
+      // An inline drainer holding the token performs these: it is short.
+      if (!drain(false)) cpu_relax();
       continue;
     }
-    if (stop_.load(std::memory_order_acquire)) return;
+    if (stop_.load(std::memory_order_acquire)) {
+      if (performer_.load(std::memory_order_acquire) == 0 && !queued()) return;
+      cpu_relax();
+      continue;
+    }
     // Idle: spin for the budget, then sleep until a submitter wakes us.
     spin_then_block(
         [&] {

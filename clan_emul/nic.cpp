@@ -82,7 +82,8 @@ Nic::~Nic() {
 
 DmaEngine& Nic::dma() {
   std::lock_guard lock(mu_);
-  if (!dma_) dma_ = std::make_unique<DmaEngine>(config_.dma_queue_depth, config_.spin_budget);
+  if (!dma_) dma_ = std::make_unique<DmaEngine>(config_.dma_queue_depth, config_.spin_budget,
+                                                config_.dma_inline_when_idle);
   return *dma_;
 }
 
