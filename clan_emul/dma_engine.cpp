@@ -52,13 +52,17 @@ Errc DmaEngine::submit(const DmaRequest& request) {
   // we queued, then look at its announcement. One of us sees the other.
   if (sleeping_.load(std::memory_order_seq_cst) != 0) {
     if (inline_when_idle_) {
-      drain(true);  // or the token's holder performs it
+      drain(true, pos + 1);  // or the token's holder performs it
     } else {
-      wakeups_.fetch_add(1, std::memory_order_seq_cst);
-      futex_wake_all(&wakeups_);
+      wake_engine();
     }
   }
   return Errc::kOk;
+}
+
+void DmaEngine::wake_engine() {
+  wakeups_.fetch_add(1, std::memory_order_seq_cst);
+  futex_wake_all(&wakeups_);
 }
 
 bool DmaEngine::queued() const {
@@ -66,12 +70,12 @@ bool DmaEngine::queued() const {
   return slots_[pos & mask_].seq.load(std::memory_order_seq_cst) == pos + 1;
 }
 
-bool DmaEngine::drain(bool is_inline) {
+bool DmaEngine::drain(bool is_inline, uint64_t upto) {
   do {
     uint32_t free = 0;
     if (!performer_.compare_exchange_strong(free, 1, std::memory_order_seq_cst)) return false;
     DmaRequest r{};
-    while (pop(r)) {
+    while (head_.load(std::memory_order_relaxed) < upto && pop(r)) {
       Errc e = r.src ? r.aperture->write(r.offset, r.src, r.len)
                      : r.aperture->write_word(r.offset, r.word);
       performed_.fetch_add(1, std::memory_order_relaxed);
@@ -79,7 +83,12 @@ bool DmaEngine::drain(bool is_inline) {
       r.stream->complete(r.ticket, e);
     }
     performer_.store(0, std::memory_order_seq_cst);
-    // A submitter that found the token taken left its request to us.
+    // A submitter that found the token taken left its request to us: a
+    // submitter hands what is left to the engine's thread.
+    if (is_inline && head_.load(std::memory_order_relaxed) >= upto) {
+      if (queued()) wake_engine();
+      return true;
+    }
   } while (queued());
   return true;
 }
@@ -89,7 +98,7 @@ bool DmaEngine::pop(DmaRequest& out) {
   Slot& s = slots_[pos & mask_];
   if (s.seq.load(std::memory_order_acquire) != pos + 1) return false;
   out = s.request;
-  head_.store(pos + 1, std::memory_order_relaxed);
+  head_.store(pos + 1, std::memory_order_release);  // read outside the token too
   s.seq.store(pos + slots_.size(), std::memory_order_release);
   return true;
 }
@@ -107,13 +116,9 @@ void DmaEngine::run() {
       continue;
     }
     // Idle: spin for the budget, then sleep until a submitter wakes us.
-    spin_then_block(
-        [&] {
-          const uint64_t pos = head_.load(std::memory_order_relaxed);
-          return slots_[pos & mask_].seq.load(std::memory_order_acquire) == pos + 1 ||
-                 stop_.load(std::memory_order_acquire);
-        },
-        spin_budget_.count(), sleeping_, wakeups_, Deadline::never());
+    // Seq_cst loads (queued()): they pair with a submitter's look at sleeping_.
+    spin_then_block([&] { return queued() || stop_.load(std::memory_order_seq_cst); },
+                    spin_budget_.count(), sleeping_, wakeups_, Deadline::never());
   }
 }
 

@@ -6,10 +6,12 @@
 // Whoever performs requests holds the performer token, so they are performed
 // one at a time, in queue order. While the engine's thread is awake it takes
 // them (the submitter goes on, as with a real DMA engine). While it sleeps,
-// the submitter takes the token and performs the queue itself (inline):
-// waking the thread would cost tens of microseconds on a busy 2-core VM,
-// where the copy costs a few. A drainer checks the queue again after it gives
-// the token back, so a request queued while it held the token is not left.
+// the submitter takes the token and performs the queue up to its own request
+// (inline): waking the thread would cost tens of microseconds on a busy
+// 2-core VM, where the copy costs a few. So once idle, the thread stays
+// asleep while submitters keep up; a submitter that gives the token back
+// with requests still queued (others queued them meanwhile) wakes it, so no
+// submitter copies for others without bound and none is left behind.
 #pragma once
 
 #include <atomic>
@@ -54,10 +56,12 @@ class DmaEngine {
   void run();
   bool pop(DmaRequest& out);
   bool queued() const;
-  // Takes the token and performs everything queued, until the queue is empty
-  // after the token is given back. false if another thread holds the token
-  // (it will see what is queued).
-  bool drain(bool is_inline);
+  // Takes the token and performs what is queued: the engine's thread until
+  // the queue is empty after the token is given back; a submitter up to queue
+  // position `upto`, then wakes the thread if more is queued. false if
+  // another thread holds the token (it will see what is queued).
+  bool drain(bool is_inline, uint64_t upto = UINT64_MAX);
+  void wake_engine();
 
   std::vector<Slot> slots_;
   const uint64_t mask_;

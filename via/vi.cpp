@@ -357,6 +357,11 @@ void Vi::process_sends() {
         }
       }
     }
+    if (!ok && !pins.empty()) {
+      // Chunks already queued by DMA read through `pins`: let them land
+      // before the pins go.
+      c->dma->wait(c->dma->submitted(), clan::Deadline::after(std::chrono::seconds(1)));
+    }
     if (!ok) {
       // A receive buffer we may not write (revoked, forged, out of range).
       if (!reject(s, VIP_STATUS_PROTECTION_ERROR)) return fail(VIP_STATUS_TRANSPORT_ERROR);
