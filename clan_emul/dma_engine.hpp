@@ -1,7 +1,9 @@
 // The NIC's DMA engine: one background thread that performs queued transfers
 // in submission order, so a later request completes after every earlier one
 // (a pointer update queued after the data it covers lands after the data).
-// Submitting takes no lock and makes no system call.
+// Submitting takes no lock. It makes a system call only to wake the thread:
+// for requests other threads queued meanwhile (see below), or, with
+// inline_when_idle off, for any request while the thread sleeps.
 //
 // Whoever performs requests holds the performer token, so they are performed
 // one at a time, in queue order. While the engine's thread is awake it takes
