@@ -52,7 +52,7 @@ Errc DmaEngine::submit(const DmaRequest& request) {
   // we queued, then look at its announcement. One of us sees the other.
   if (sleeping_.load(std::memory_order_seq_cst) != 0) {
     if (inline_when_idle_) {
-      drain(true, pos + 1);  // or the token's holder performs it
+      drain(pos + 1);  // or the token's holder performs it
     } else {
       wake_engine();
     }
@@ -70,7 +70,8 @@ bool DmaEngine::queued() const {
   return slots_[pos & mask_].seq.load(std::memory_order_seq_cst) == pos + 1;
 }
 
-bool DmaEngine::drain(bool is_inline, uint64_t upto) {
+bool DmaEngine::drain(uint64_t upto) {
+  const bool is_inline = upto != kAll;
   do {
     uint32_t free = 0;
     if (!performer_.compare_exchange_strong(free, 1, std::memory_order_seq_cst)) return false;
@@ -78,8 +79,12 @@ bool DmaEngine::drain(bool is_inline, uint64_t upto) {
     while (head_.load(std::memory_order_relaxed) < upto && pop(r)) {
       Errc e = r.src ? r.aperture->write(r.offset, r.src, r.len)
                      : r.aperture->write_word(r.offset, r.word);
-      performed_.fetch_add(1, std::memory_order_relaxed);
-      if (is_inline) performed_inline_.fetch_add(1, std::memory_order_relaxed);
+      // Only the token's holder writes these: no read-modify-write needed.
+      performed_.store(performed_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      if (is_inline) {
+        performed_inline_.store(performed_inline_.load(std::memory_order_relaxed) + 1,
+                                std::memory_order_relaxed);
+      }
       r.stream->complete(r.ticket, e);
     }
     performer_.store(0, std::memory_order_seq_cst);
@@ -107,7 +112,7 @@ void DmaEngine::run() {
   for (;;) {
     if (queued()) {
       // An inline drainer holding the token performs these: it is short.
-      if (!drain(false)) cpu_relax();
+      if (!drain(kAll)) cpu_relax();
       continue;
     }
     if (stop_.load(std::memory_order_acquire)) {

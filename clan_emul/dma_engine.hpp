@@ -58,11 +58,12 @@ class DmaEngine {
   void run();
   bool pop(DmaRequest& out);
   bool queued() const;
-  // Takes the token and performs what is queued: the engine's thread until
-  // the queue is empty after the token is given back; a submitter up to queue
-  // position `upto`, then wakes the thread if more is queued. false if
-  // another thread holds the token (it will see what is queued).
-  bool drain(bool is_inline, uint64_t upto = UINT64_MAX);
+  // Takes the token and performs what is queued: the engine's thread (kAll)
+  // until the queue is empty after the token is given back; a submitter up
+  // to queue position `upto`, then wakes the thread if more is queued. false
+  // if another thread holds the token (it will see what is queued).
+  static constexpr uint64_t kAll = UINT64_MAX;
+  bool drain(uint64_t upto);
   void wake_engine();
 
   std::vector<Slot> slots_;
