@@ -10,10 +10,19 @@
 // more threads wait than there are CPUs, the producer is usually queued
 // behind the spinners, every spin runs out, and the spinning takes the CPU
 // the producers need. So each thread remembers how its recent waits ended:
-// after two in a row whose spin ran out and whose sleep then lasted more
-// than twice the budget, it sleeps at once, spinning only on every eighth
-// wait, until a wait is answered within the budget again (a near miss
-// counts as answered: a longer spin would have caught it).
+// after two in a row whose spin ran out, whose sleep then lasted more than
+// twice the budget, and during which the thread itself queued for a CPU for
+// longer than the budget (the scheduler's run delay: the CPUs are
+// oversubscribed), it sleeps at once, spinning only on every eighth wait,
+// until a wait is answered within the budget again (a near miss counts as
+// answered: a longer spin would have caught it).
+//
+// A late answer without that queueing counts as answered: the producer was
+// asleep or busy, or the wait timed out (after a lost datagram, say), and
+// spinning took nothing from anybody. Counting those as misses locked two
+// threads pinging each other on an idle host into sleeping at once on both
+// sides: each one's probe found the other asleep, so every probe ran out
+// too, and every exchange paid two wake-ups.
 #pragma once
 
 #include <atomic>
@@ -22,6 +31,7 @@
 #include "clan_emul/deadline.hpp"
 #include "clan_emul/error.hpp"
 #include "clan_emul/futex.hpp"
+#include "clan_emul/run_delay.hpp"
 
 namespace clan {
 
@@ -29,6 +39,8 @@ namespace clan {
 struct SpinHistory {
   uint32_t misses = 0;  // consecutive waits answered long after the budget
   uint32_t waits = 0;   // waits since spinning was last given up on (for probes)
+  // This thread's run delay (see run_delay.hpp); tests substitute a script.
+  uint64_t (*run_delay_ns)() = &thread_run_delay_ns;
   static constexpr uint32_t kMissesBeforeSleeping = 2;
   static constexpr uint32_t kProbeEvery = 8;
   bool should_spin() { return misses < kMissesBeforeSleeping || ++waits % kProbeEvery == 0; }
@@ -58,14 +70,16 @@ Errc spin_then_block(Ready&& ready, int64_t spin_ns, std::atomic<uint32_t>& slee
       if ((n & 63) == 0 && (now_ns() >= spin_until || deadline.expired())) break;
     }
   }
+  // Read only once the spin ran out: the sleep costs system calls anyway.
   const uint64_t slept_at = spin ? now_ns() : 0;
+  const uint64_t queued_before = spin ? history.run_delay_ns() : 0;
   // Called once a wait that spun is answered (or timed out) after sleeping.
   auto judge = [&] {
     if (!spin) return;
-    if (now_ns() - slept_at <= 2 * budget) {
-      history.answered_in_time();
-    } else {
+    if (now_ns() - slept_at > 2 * budget && history.run_delay_ns() - queued_before > budget) {
       history.answered_late();
+    } else {
+      history.answered_in_time();
     }
   };
   for (;;) {

@@ -1,0 +1,15 @@
+// How long the calling thread has been runnable but waiting for a CPU, from
+// the scheduler's own accounting (/proc/thread-self/schedstat, second field).
+// The spin-then-block wait uses it to tell an oversubscribed CPU (the waiter
+// itself had to queue for a CPU) from a peer that was merely asleep.
+#pragma once
+
+#include <cstdint>
+
+namespace clan {
+
+// Nanoseconds since the thread started; 0 where the kernel does not say
+// (no procfs, no schedstat). A system call: for slow paths only.
+uint64_t thread_run_delay_ns();
+
+}  // namespace clan
