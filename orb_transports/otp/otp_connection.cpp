@@ -105,7 +105,10 @@ std::optional<uint64_t> OtpConnection::next_wakeup() const {
 }
 
 void OtpConnection::schedule_timer_locked() {
-  const auto t = next_wakeup();
+  auto t = next_wakeup();
+  // A thread in Recv runs the timers on time itself; the service only stands
+  // by in case that thread is held up (see on_timer_due).
+  if (t && in_recv_ > 0) *t += reader_grace_ns();
   if (t && (scheduled_ == 0 || *t < scheduled_)) {
     scheduled_ = *t;
     OtpTimerService::instance().schedule(this, *t);
@@ -362,6 +365,15 @@ void OtpConnection::on_timer_due() {
   // the one held up.
   if (in_recv_ > 0 && t && link_->unread()) {
     scheduled_ = now + rto_ns_;
+    OtpTimerService::instance().schedule(this, scheduled_);
+    return;
+  }
+  // A thread in Recv has not had the grace yet (this wake-up was asked for
+  // before it came in): it runs the timer. Two threads at the same moment
+  // would only compete for the lock and the CPUs, just when the recovery
+  // traffic after a loss is due.
+  if (in_recv_ > 0 && t && now < *t + reader_grace_ns()) {
+    scheduled_ = *t + reader_grace_ns();
     OtpTimerService::instance().schedule(this, scheduled_);
     return;
   }

@@ -69,6 +69,9 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   // With mu_ held: asks the timer service for a wake-up by the engine's next
   // timer (or the idle watch's), if none that early is asked for already.
   void schedule_timer_locked();
+  // How late a timer may be before the service runs it although a thread is
+  // in Recv (which runs it on time unless held up).
+  uint64_t reader_grace_ns() const { return rto_ns_ / 2; }
   // With mu_ held: the earliest of the engine's timer and the idle watch.
   std::optional<uint64_t> next_wakeup() const;
   // With mu_ held: moves engine deliveries into `ready_` (whole one-ways).
