@@ -52,40 +52,17 @@ void MonitoredConnection::setSelectable(int now, CORBA::Boolean data_in_buffer) 
   {
     std::lock_guard lock(arm_mu_);
     if (now == 2 && !(flags_.load(std::memory_order_acquire) & kSelectable)) return;
-    if (now == 0 && !data_in_buffer) {
-      // Watched from the monitor's next sweep, as omniORB's own monitor does
-      // (connectionWatchImmediate = 0): a worker arms like this before each
-      // upcall, for calls interleaved on the connection, and disarms after
-      // it. Armed at once, every request that followed a reply quickly
-      // enough landed on an armed ring and woke the monitor for nothing.
-      flags_.fetch_or(kSelectable | kDeferred, std::memory_order_acq_rel);
-      return;
-    }
     flags_.fetch_or(kSelectable | (data_in_buffer ? kDataInBuffer : 0), std::memory_order_acq_rel);
-    flags_.fetch_and(~kDeferred, std::memory_order_acq_rel);
     arm();
   }
   // Data that arrived before we armed fired no event: look now.
   if (data_in_buffer || readable()) endpoint_->signal(source_);
 }
 
-void MonitoredConnection::arm_if_deferred() {
-  if (!endpoint_) return;
-  {
-    std::lock_guard lock(arm_mu_);
-    const uint32_t f = flags_.load(std::memory_order_acquire);
-    if (!(f & kDeferred)) return;
-    flags_.fetch_and(~kDeferred, std::memory_order_acq_rel);
-    if (!(f & kSelectable)) return;
-    arm();
-  }
-  if (readable()) endpoint_->signal(source_);
-}
-
 void MonitoredConnection::clearSelectable() {
   if (!endpoint_) return;
   std::lock_guard lock(arm_mu_);
-  flags_.fetch_and(~(kSelectable | kDeferred), std::memory_order_acq_rel);
+  flags_.fetch_and(~kSelectable, std::memory_order_acq_rel);
   disarm();
 }
 
@@ -98,7 +75,7 @@ bool MonitoredConnection::claim_for_dispatch() {
   uint32_t f = flags_.load(std::memory_order_acquire);
   for (;;) {
     if (!dispatchable(f)) return false;
-    if (flags_.compare_exchange_weak(f, f & ~(kSelectable | kDataInBuffer | kDeferred),
+    if (flags_.compare_exchange_weak(f, f & ~(kSelectable | kDataInBuffer),
                                      std::memory_order_acq_rel)) {
       // One-shot: the worker re-arms after the call; unless it already has.
       std::lock_guard lock(arm_mu_);
@@ -124,7 +101,7 @@ CORBA::Boolean MonitoredConnection::Peek() {
   }
   if (ready) {
     std::lock_guard lock(arm_mu_);
-    flags_.fetch_and(~(kSelectable | kDataInBuffer | kPeeking | kDeferred), std::memory_order_acq_rel);
+    flags_.fetch_and(~(kSelectable | kDataInBuffer | kPeeking), std::memory_order_acq_rel);
     disarm();
     return 1;
   }

@@ -40,9 +40,6 @@ class MonitoredConnection : public omni::giopConnection {
   bool claim_for_dispatch();
   // What claim_for_dispatch() would say, changing nothing.
   bool dispatchable() { return dispatchable(flags_.load(std::memory_order_acquire)); }
-  // Monitor side, at its sweep: arms a connection made selectable "not now"
-  // (setSelectable(0)), and signals it if it is readable already.
-  void arm_if_deferred();
   std::atomic<int>& pins() { return pins_; }
 
  protected:
@@ -63,8 +60,7 @@ class MonitoredConnection : public omni::giopConnection {
   virtual void notify_to(clan::EventQueue* queue, uint32_t source) = 0;
 
  private:
-  // kDeferred: selectable, but not armed until the monitor's next sweep.
-  static constexpr uint32_t kSelectable = 1, kDataInBuffer = 2, kPeeking = 4, kDeferred = 8;
+  static constexpr uint32_t kSelectable = 1, kDataInBuffer = 2, kPeeking = 4;
   void arm();
   void disarm();
   // Armed, not being peeked, and with something to read, by flags `f`.

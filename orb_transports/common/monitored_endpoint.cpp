@@ -4,7 +4,6 @@
 #include <string_view>
 #include <vector>
 
-#include <omniORB4/internal/SocketCollection.h>
 #include <omniORB4/internal/objectAdapter.h>
 #include <omniORB4/omniURI.h>
 
@@ -25,15 +24,9 @@ constexpr uint64_t kAcceptEvent = 2;
 // A thread of the endpoint that waits for connect requests re-checks for
 // shutdown this often.
 constexpr auto kAcceptPoll = 100ms;
-// The monitor looks at every connection as often as omniORB's own monitor
-// scans its sockets (connectionWatchPeriod): it arms the connections made
-// selectable "not now" (setSelectable(0)) meanwhile, and a readiness event
-// that got lost costs two periods, not a client's timeout.
-clan::Clock::duration sweep_period() {
-  const omni_time_t& p = omni::SocketCollection::scan_interval;
-  const auto d = std::chrono::seconds(p.s) + std::chrono::nanoseconds(p.ns);
-  return d > 0s ? std::chrono::duration_cast<clan::Clock::duration>(d) : clan::Clock::duration(50ms);
-}
+// The monitor looks at every connection this often: a readiness event that
+// got lost then costs this much, not a client's timeout.
+constexpr auto kSweepAfter = 200ms;
 // The connection the monitor is handing to omniORB on this thread, if any:
 // omniORB may delete it from inside the callback.
 thread_local MonitoredConnection* dispatching = nullptr;
@@ -191,7 +184,7 @@ giopConnection* MonitoredEndpoint::AcceptAndMonitor(giopConnection::notifyReadab
         if (*queued != poke_source_ && *queued != accept_source_) dispatch(*queued);
       }
       sweep();
-      next_sweep_ = now + sweep_period();
+      next_sweep_ = now + kSweepAfter;
       continue;  // a poke or a connect request may have been among them
     }
     auto source = next_event(clan::Deadline(next_sweep_));
@@ -204,9 +197,6 @@ void MonitoredEndpoint::sweep() {
   std::vector<uint32_t> now;
   {
     std::lock_guard lock(registry_mu_);
-    for (const auto& [source, c] : connections_) {
-      c->arm_if_deferred();  // signals it if readable: not a lost event
-    }
     for (const auto& [source, c] : connections_) {
       if (c->dispatchable()) now.push_back(source);
     }

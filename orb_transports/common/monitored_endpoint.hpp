@@ -99,8 +99,8 @@ class MonitoredEndpoint : public omni::giopEndpoint {
   // Hands the connection of `source` to omniORB if it is armed and readable;
   // true if it did.
   bool dispatch(uint32_t source);
-  // Looks at every connection: arms those made selectable "not now", and is
-  // the safety net for a readiness event that never came. A connection found dispatchable by two sweeps in a row is
+  // Looks at every connection: the safety net for a readiness event that
+  // never came. A connection found dispatchable by two sweeps in a row is
   // handed over (and logged as a lost wake-up); once is not enough, as its
   // event may be on its way.
   void sweep();
