@@ -76,7 +76,8 @@ Errc spin_then_block(Ready&& ready, int64_t spin_ns, std::atomic<uint32_t>& slee
   // Called once a wait that spun is answered (or timed out) after sleeping.
   auto judge = [&] {
     if (!spin) return;
-    if (now_ns() - slept_at > 2 * budget && history.run_delay_ns() - queued_before > budget) {
+    const uint64_t queued_after = now_ns() - slept_at > 2 * budget ? history.run_delay_ns() : 0;
+    if (queued_after > queued_before && queued_after - queued_before > budget) {
       history.answered_late();
     } else {
       history.answered_in_time();
