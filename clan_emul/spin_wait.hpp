@@ -19,10 +19,10 @@
 //
 // A late answer without that queueing counts as answered: the producer was
 // asleep or busy, or the wait timed out (after a lost datagram, say), and
-// spinning took nothing from anybody. Counting those as misses locked two
-// threads pinging each other on an idle host into sleeping at once on both
-// sides: each one's probe found the other asleep, so every probe ran out
-// too, and every exchange paid two wake-ups.
+// spinning took nothing from anybody. Counted as misses, such answers can
+// put two threads pinging each other on an idle host into sleeping at once
+// on both sides, where each one's probe finds the other asleep and runs out
+// too, and every exchange pays two wake-ups.
 #pragma once
 
 #include <atomic>
