@@ -105,12 +105,30 @@ struct Options {
 };
 
 [[noreturn]] void usage(const char* argv0) {
-  std::fprintf(stderr, "usage: %s [--quick] [--out DIR] [--pin | --no-pin] [--spin-ns N] [--only lat,bw,cq]\n", argv0);
+  std::fprintf(stderr, "usage: %s [--quick] [--out DIR] [--pin | --no-pin] [--spin-ns N] [--only lat,bw,cq] "
+               "[--cq-conns N,N,...]\n", argv0);
   std::exit(2);
+}
+
+// "1,8,64": connection counts for the CQ table, each 1 .. kCqMax; empty on error.
+std::vector<int> parse_conns(const std::string& list) {
+  std::vector<int> out;
+  size_t at = 0;
+  while (at <= list.size()) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    const std::string item = list.substr(at, comma - at);
+    char* end = nullptr;
+    const long n = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || !end || *end || n < 1 || n > static_cast<long>(kCqMax)) return {};
+    out.push_back(static_cast<int>(n));
+    at = comma + 1;
+  }
+  return out;
 }
 
 Options parse(int argc, char** argv) {
   Options o;
+  std::vector<int> cq_conns;  // --cq-conns, applied after --quick's defaults
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--quick") {
@@ -134,6 +152,10 @@ Options parse(int argc, char** argv) {
       o.bw = list.find("bw") != std::string::npos;
       o.cq = list.find("cq") != std::string::npos;
       if (!o.lat && !o.bw && !o.cq) usage(argv[0]);
+    } else if (a == "--cq-conns") {
+      if (i + 1 >= argc) usage(argv[0]);
+      cq_conns = parse_conns(argv[++i]);
+      if (cq_conns.empty()) usage(argv[0]);
     } else {
       usage(argv[0]);
     }
@@ -147,6 +169,7 @@ Options parse(int argc, char** argv) {
     o.cq_reps = 2;
     o.cq_conns = {1, 8, 64};
   }
+  if (!cq_conns.empty()) o.cq_conns = cq_conns;
   return o;
 }
 
