@@ -299,7 +299,7 @@ struct Vi {
   const std::shared_ptr<clan::Aperture>* map(const clan::RdmaCookie& c, clan::Errc& e);
   void progress();
   void poll_records();
-  void pull_cookies();
+  bool pull_cookie();
   void process_sends();
   void complete_sends();
   clan::Errc push_post(const PostedRecv& p);

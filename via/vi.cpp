@@ -200,21 +200,26 @@ void Vi::poll_records() {
   }
 }
 
-void Vi::pull_cookies() {
-  while (conn && state == VIP_STATE_CONNECTED) {
-    const std::byte* m = conn->ck_rx->peek();
-    if (!m) return;
-    // A message the peer wrote (and may still be writing): each field read
-    // once and checked before use.
-    RemoteDesc rd;
-    size_t used = 0;
-    if (!parse_post(m, kCookieMessage, next_remote, used, rd)) {
-      return fail(VIP_STATUS_TRANSPORT_ERROR);
-    }
-    conn->ck_rx->consume();
-    ++next_remote;
-    remote.push_back(rd);
+// Takes the peer's next receive descriptor off the cookie ring, if it has
+// posted one: true if it did. Pulled only when a send needs one, so the slot
+// after the last one posted is not read in vain: reading it takes the line
+// from the peer, whose next post then waits for it.
+bool Vi::pull_cookie() {
+  if (!conn || state != VIP_STATE_CONNECTED) return false;
+  const std::byte* m = conn->ck_rx->peek();
+  if (!m) return false;
+  // A message the peer wrote (and may still be writing): each field read
+  // once and checked before use.
+  RemoteDesc rd;
+  size_t used = 0;
+  if (!parse_post(m, kCookieMessage, next_remote, used, rd)) {
+    fail(VIP_STATUS_TRANSPORT_ERROR);
+    return false;
   }
+  conn->ck_rx->consume();
+  ++next_remote;
+  remote.push_back(rd);
+  return true;
 }
 
 void Vi::complete_sends() {
@@ -269,19 +274,23 @@ void Vi::process_sends() {
     if (space == Errc::kWouldBlock) break;  // the receiver has not caught up yet
     if (space != Errc::kOk) return fail(VIP_STATUS_TRANSPORT_ERROR);
 
-    // Which receive descriptors take this message?
+    // Which receive descriptors take this message? Pulled from the peer
+    // until they hold it (or the peer has posted no more).
     size_t need = 0;
-    uint64_t cap = 0;
     bool too_small = false;
-    for (size_t k = 0; k < remote.size(); ++k) {
-      if (k > 0 && !(remote[0].split && remote[k].split)) break;
-      cap += remote[k].capacity;
-      if (cap >= s.total) {
-        need = k + 1;
-        break;
+    do {
+      uint64_t cap = 0;
+      for (size_t k = 0; k < remote.size(); ++k) {
+        if (k > 0 && !(remote[0].split && remote[k].split)) break;
+        cap += remote[k].capacity;
+        if (cap >= s.total) {
+          need = k + 1;
+          break;
+        }
       }
-    }
-    if (need == 0 && !remote.empty() && !remote[0].split) too_small = true;
+      if (need == 0 && !remote.empty() && !remote[0].split) too_small = true;
+    } while (need == 0 && !too_small && pull_cookie());
+    if (!conn || state != VIP_STATE_CONNECTED) return;  // the peer wrote garbage
 
     if (need == 0 && !too_small) {
       // Overrun (sect. 3.3.4): detected here, nothing is transmitted.
@@ -400,12 +409,8 @@ void Vi::progress() {
   if (conn->tq_rx->readable()) poll_records();  // what the peer sent before it went is ours
   if (!conn) return;
   if (down != 0) return fail(down == 2 ? VIP_STATUS_TRANSPORT_ERROR : 0);
-  if (sends.empty()) {
-    pull_cookies();  // nothing else to do
-    return;
-  }
+  if (sends.empty()) return;
   complete_sends();
-  pull_cookies();
   // Sends not yet in flight are the tail of the queue.
   if (conn && !sends.empty() && !sends.back().in_flight) process_sends();
 }
@@ -679,6 +684,9 @@ VIP_RETURN VipPostSend(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR* DescriptorPtr,
     return VIP_DESCRIPTOR_ERROR;
   }
   vi->progress();
+  // The descriptor this send will take, read now: a garbage one breaks the
+  // VI before it accepts the send.
+  if (vi->remote.empty()) vi->pull_cookie();
   if (vi->state != VIP_STATE_CONNECTED) return VIP_INVALID_STATE;
   if (vi->sends.size() >= kMaxDescriptorsPerQueue) return VIP_ERROR_RESOURCE;
   DescriptorPtr->CS.Status = 0;
