@@ -1,10 +1,12 @@
-// echo_client IOR [--calls N] [--warmup N] [--size BYTES] [--samples F] [--hold S]
+// echo_client IOR [--calls N] [--warmup N] [--size BYTES] [--samples F] [--hold S] [--pause-us N]
 // Null-echo round-trip latency: --warmup calls, then --calls timed calls of
 // echoString with a string of --size bytes (empty by default), each timed on
 // the steady clock. Prints one JSON line:
 //   {"count":N,"p50_us":..,"p90_us":..,"p99_us":..,"max_us":..,"mean_us":..}
 // --samples F writes every round trip (us, one per line); --hold S keeps the
-// connection open S seconds after printing (idle-CPU measurements).
+// connection open S seconds after printing (idle-CPU measurements);
+// --pause-us N sleeps N us before each timed call (untimed): the latency of
+// a call to a server that has been idle that long.
 // Calls time out after -ORBclientCallTimeOutPeriod (default here: 10 s).
 #include <thread>
 
@@ -13,7 +15,8 @@
 
 int main(int argc, char** argv) {
   const char* usage =
-      "echo_client IOR [--calls N] [--warmup N] [--size BYTES] [--samples F] [--hold SECONDS] [-ORB options]";
+      "echo_client IOR [--calls N] [--warmup N] [--size BYTES] [--samples F] [--hold SECONDS] [--pause-us N] "
+      "[-ORB options]";
   return orbx::guarded_main("echo_client", usage, [&]() -> int {
     orbx::OrbArgs oa(argc, argv);
     oa.add_default("-ORBclientCallTimeOutPeriod", "10000");
@@ -26,6 +29,7 @@ int main(int argc, char** argv) {
       uint64_t size = args.take_u64("--size", 0);
       std::string samples_path = args.take("--samples", "");
       double hold = args.take_double("--hold", 0);
+      uint64_t pause_us = args.take_u64("--pause-us", 0);
       std::string ior = args.positional("IOR");
       args.finish();
 
@@ -40,6 +44,7 @@ int main(int argc, char** argv) {
       std::vector<uint64_t> ns;
       ns.reserve(calls);
       for (uint64_t i = 0; i < calls; ++i) {
+        if (pause_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(pause_us));
         auto t0 = orbx::Clock::now();
         CORBA::String_var r = ref->echoString(msg.c_str());
         auto t1 = orbx::Clock::now();
