@@ -151,6 +151,10 @@ TEST_CASE("a completed descriptor's cookie is revoked, garbage in the transfer q
     std::memset(junk, 0xa5, sizeof junk);
     REQUIRE(ring.write(via::wire::kCkRing + 8, junk, sizeof junk) == clan::Errc::kOk);
     REQUIRE(ring.write_word(via::wire::kCkRing, 1) == clan::Errc::kOk);
+    // Receiving never reads the peer's descriptors: the VI stays up until it sends.
+    REQUIRE(VipPostRecv(svi, server.make(1, 64), server.mh) == VIP_SUCCESS);
+    CHECK(VipRecvDone(svi, &done) == VIP_NOT_DONE);
+    CHECK(state_of(svi) == VIP_STATE_CONNECTED);
     CHECK(VipPostSend(svi, server.make(3, 4), server.mh) == VIP_INVALID_STATE);
     CHECK(state_of(svi) == VIP_STATE_ERROR);
   }
