@@ -22,7 +22,7 @@ constexpr uint32_t kProbe = 0x4c44960b;
 
 struct LinkHeader {
   uint32_t type;
-  uint32_t zero;
+  uint32_t credit;  // kData: low 32 bits of the sender's own `done` (piggybacked ack); else 0
   uint64_t value;
 };
 static_assert(sizeof(LinkHeader) == DatagramLink::kLinkHeader);
@@ -245,6 +245,20 @@ void DatagramLink::queue_ack_locked() {
   flush_control();
 }
 
+bool DatagramLink::take_credit_locked(uint32_t credit) {
+  // Credit counts only grow, but a piggybacked value may arrive after a newer
+  // standalone ack (the two are sent under different locks): a value at or
+  // below what we hold says nothing. The window keeps honest values within
+  // 2^31 of acked_, so the low 32 bits say which count is meant.
+  const auto ahead = static_cast<int32_t>(credit - static_cast<uint32_t>(acked_));
+  if (ahead <= 0) return true;
+  const uint64_t value = acked_ + static_cast<uint64_t>(ahead);
+  if (value > sent_.load(std::memory_order_acquire)) return false;  // credit for datagrams never sent
+  acked_ = value;
+  ++credit_piggybacked_;
+  return true;
+}
+
 void DatagramLink::consumed_locked() {
   if (config_.window != 0 && done_locked() - last_ack_ >= ack_every_) queue_ack_locked();
 }
@@ -289,7 +303,8 @@ void DatagramLink::process(const Datagram& d, Direct* direct) {
       const uint64_t seq = h.value;
       // Order is kept by the channel; beyond done + W only a dishonest
       // sender goes, and it would overflow our queue: break the link.
-      if (h.zero != 0 || seq < next_expected_ || (window != 0 && seq - done_locked() >= window)) {
+      if (seq < next_expected_ || (window != 0 && seq - done_locked() >= window) ||
+          (window == 0 && h.credit != 0) || !take_credit_locked(h.credit)) {
         fail_locked(Errc::kCorrupt);
         return;
       }
@@ -317,7 +332,7 @@ void DatagramLink::process(const Datagram& d, Direct* direct) {
       return;
     }
     case kAck: {
-      if (h.zero != 0 || payload != 0) break;
+      if (h.credit != 0 || payload != 0) break;
       if (h.value > sent_.load(std::memory_order_acquire)) {
         fail_locked(Errc::kCorrupt);  // credit for datagrams never sent
         return;
@@ -327,7 +342,7 @@ void DatagramLink::process(const Datagram& d, Direct* direct) {
       return;
     }
     case kProbe: {
-      if (h.zero != 0 || payload != 0) break;
+      if (h.credit != 0 || payload != 0) break;
       const uint64_t p = h.value;
       if (window != 0 && p > done_locked() + window) {
         fail_locked(Errc::kCorrupt);
@@ -403,14 +418,25 @@ Errc DatagramLink::send(const void* data, size_t len, Deadline deadline) {
   if (len > mtu() || (data == nullptr && len != 0)) return Errc::kInvalidArgument;
   std::lock_guard sl(send_mu_);
   const uint64_t seq = sent_.load(std::memory_order_relaxed);
+  uint32_t credit = 0;
   {
     std::unique_lock lk(rx_mu_);
     const uint64_t w = config_.window;
     Errc e = w != 0 && seq >= w ? wait_credit(lk, seq - w + 1, deadline) : send_status_locked();
     if (e != Errc::kOk) return e;
+    if (w != 0) {
+      // Every data frame carries our credit for the peer: in request-reply
+      // traffic it goes with the next request or reply, and the standalone
+      // ack, a frame of its own that wakes whoever watches the peer's ring,
+      // is due only when nothing flows back.
+      const uint64_t done = done_locked();
+      credit = static_cast<uint32_t>(done);
+      if (done != last_ack_) credit_piggybacks_sent_.fetch_add(1, std::memory_order_relaxed);
+      last_ack_ = done;
+    }
   }
   std::unique_lock tl(tx_mu_);
-  const LinkHeader h{kData, 0, seq};
+  const LinkHeader h{kData, credit, seq};
   // Issued before it can land: the peer may ack it before send() returns.
   sent_.store(seq + 1, std::memory_order_release);
   Errc e = tx_->send(&h, sizeof h, data, len, kPoll);
@@ -541,6 +567,7 @@ DatagramLinkStats DatagramLink::stats() const {
   s.credit_stalls = credit_stalls_.load(std::memory_order_relaxed);
   s.credit_acks_sent = acks_sent_.load(std::memory_order_relaxed);
   s.credit_acks_lost = acks_lost_.load(std::memory_order_relaxed);
+  s.credit_piggybacked_sent = credit_piggybacks_sent_.load(std::memory_order_relaxed);
   s.probes_sent = probes_sent_.load(std::memory_order_relaxed);
   s.probes_lost = probes_lost_.load(std::memory_order_relaxed);
   s.ring_full_stalls = ring_full_stalls_.load(std::memory_order_relaxed);
@@ -552,6 +579,7 @@ DatagramLinkStats DatagramLink::stats() const {
   s.data_bytes_received = data_bytes_received_;
   s.data_lost = data_lost_;
   s.credit_acks_received = acks_received_;
+  s.credit_piggybacked_received = credit_piggybacked_;
   s.probes_received = probes_received_;
   s.malformed = malformed_;
   s.max_queued = max_queued_;

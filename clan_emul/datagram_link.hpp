@@ -12,7 +12,8 @@
 //
 // Link frame = the payload of one datagram-channel frame (datagram_layout.hpp):
 //   [0]  u32 type    kData / kAck / kProbe (distinct magic values)
-//   [4]  u32 zero
+//   [4]  u32 credit  kData: the low 32 bits of the sender's own `done` (see
+//                    below), a piggybacked credit ack; kAck, kProbe: zero
 //   [8]  u64 value   kData: the data sequence number (0, 1, 2, ... per
 //                    direction, dropped datagrams included);
 //                    kAck: the receiver's cumulative accounted count;
@@ -36,6 +37,14 @@
 //    paper 003's one ack restoring a whole window; the default is W / 2, so
 //    that credit arrives before the sender has spent its window and the pipe
 //    never drains.
+//  - Every data frame also carries its sender's done (low 32 bits; honest
+//    values lie within W of the credit already held, so they extend
+//    unambiguously) and counts as an ack of it: in request-reply traffic the
+//    next request or reply returns the credit, and standalone acks, frames of
+//    their own that wake whoever watches the ring, are sent only when data
+//    flows one way. A value at or below the credit held is ignored (acks and
+//    data frames leave under different locks, so they may overtake each
+//    other); one above the count of datagrams sent breaks the link (kCorrupt).
 //  - Acks are cumulative, so a lost ack is repaired by any later one. A lost
 //    tail datagram, a lost ack or a lost probe would stall the sender: a
 //    sender stalled for probe_after sends a probe (its sent_ count), then
@@ -119,6 +128,8 @@ struct DatagramLinkStats {
   uint64_t credit_acks_sent = 0;
   uint64_t credit_acks_received = 0;
   uint64_t credit_acks_lost = 0;   // of ours: dropped or corrupted by our fault model, or no room
+  uint64_t credit_piggybacked_sent = 0;      // data datagrams that carried new credit for the peer
+  uint64_t credit_piggybacked_received = 0;  // data datagrams whose credit moved ours on
   uint64_t probes_sent = 0;
   uint64_t probes_received = 0;
   uint64_t probes_lost = 0;        // of ours, as for acks
@@ -223,6 +234,9 @@ class DatagramLink {
   void process(const Datagram& d, Direct* direct);
   uint64_t done_locked() const;
   void consumed_locked();
+  // A data frame's piggybacked credit (low 32 bits of the peer's done):
+  // false if it claims datagrams never sent.
+  bool take_credit_locked(uint32_t credit);
   void queue_ack_locked();
   void flush_control();
   void send_control(uint32_t type, uint64_t value);
@@ -258,9 +272,9 @@ class DatagramLink {
   uint32_t event_source_ = 0;
   DatagramReceiverStats rx_stats_;
   uint64_t data_received_ = 0, data_bytes_received_ = 0, data_lost_ = 0, max_queued_ = 0;
-  uint64_t acks_received_ = 0, probes_received_ = 0, malformed_ = 0;
+  uint64_t acks_received_ = 0, probes_received_ = 0, malformed_ = 0, credit_piggybacked_ = 0;
   std::atomic<uint64_t> credit_stalls_{0}, acks_sent_{0}, acks_lost_{0}, probes_sent_{0},
-      probes_lost_{0}, ring_full_stalls_{0}, data_bytes_sent_{0};
+      probes_lost_{0}, ring_full_stalls_{0}, data_bytes_sent_{0}, credit_piggybacks_sent_{0};
 
   std::shared_ptr<OobConnection> oob_;  // last: destroyed first (see the destructor)
 };

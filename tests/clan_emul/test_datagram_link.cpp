@@ -2,7 +2,8 @@
 // control (paper 003 sect. 3), set up over the OOB connection manager.
 // Handshake both ways, transfer both directions with and without losses for
 // several windows, the exact window bound, the ring never overflowing, peer
-// death, a malformed hello, close after drain.
+// death, a malformed hello, close after drain, credit piggybacked on data
+// (and forged by a hostile peer).
 #include <catch2/catch.hpp>
 
 #include <stdlib.h>
@@ -16,6 +17,8 @@
 #include <vector>
 
 #include "clan_emul/datagram_link.hpp"
+#include "clan_emul/datagram_receiver.hpp"
+#include "clan_emul/datagram_sender.hpp"
 #include "clan_emul/nic.hpp"
 #include "clan_emul/oob_listener.hpp"
 #include "clan_emul/oob_manager.hpp"
@@ -172,10 +175,12 @@ TEST_CASE("datagram link: in-process handshake and loss-free transfer both ways"
   CHECK(ra.received == n);
   CHECK(rb.received == n);
   CHECK(ra.stats.data_lost == 0);
-  // One credit ack per window consumed, and a few in answer to probes.
-  CHECK(ra.stats.credit_acks_sent >= n / 8);
+  // Credit goes back at least once per window consumed: in an ack of its
+  // own, or with a datagram going the other way. Standalone acks only when a
+  // whole window was consumed without one (and in answer to probes).
+  CHECK(ra.stats.credit_acks_sent + ra.stats.credit_piggybacked_sent >= n / 8);
   CHECK(ra.stats.credit_acks_sent <= n / 8 + ra.stats.probes_received);
-  CHECK(rb.stats.credit_acks_received + rb.stats.credit_acks_lost >= n / 8);
+  CHECK(rb.stats.credit_acks_received + rb.stats.credit_piggybacked_received >= n / 8);
   CHECK(ra.stats.ring_full_stalls == 0);
   CHECK(rb.stats.ring_full_stalls == 0);
 }
@@ -470,6 +475,129 @@ TEST_CASE("datagram link: by default credit comes back every half window, before
   for (int i = 0; i < 8; ++i) REQUIRE(p.a->send("y", 1, Deadline::now()) == Errc::kOk);
   CHECK(p.a->stats().credit_acks_received == 1);
   CHECK(p.b->stats().credit_acks_sent == 1);
+}
+
+TEST_CASE("datagram link: in request-reply traffic credit rides on the data, no ack frames",
+          "[datagram_link]") {
+  // ack_every = W (link_config): a window of 1 would ack every datagram at once.
+  for (size_t w : {size_t{2}, size_t{8}, size_t{32}}) {
+    CAPTURE(w);
+    Pair p(link_config(w), link_config(w));
+    REQUIRE(p.ok());
+    std::vector<char> buf(p.a->mtu());
+    const int calls = 500;
+    for (int i = 0; i < calls; ++i) {
+      REQUIRE(p.a->send("q", 1, Deadline::now()) == Errc::kOk);  // never waits for credit
+      REQUIRE(p.b->receive(buf.data(), buf.size(), Deadline::after(5s)).ok());
+      REQUIRE(p.b->send("r", 1, Deadline::now()) == Errc::kOk);
+      REQUIRE(p.a->receive(buf.data(), buf.size(), Deadline::after(5s)).ok());
+    }
+    for (DatagramLink* l : {p.a.get(), p.b.get()}) {
+      const DatagramLinkStats s = l->stats();
+      CHECK(s.credit_stalls == 0);
+      CHECK(s.credit_acks_sent == 0);
+      CHECK(s.probes_sent == 0);
+      CHECK(s.credit_piggybacked_received >= calls - 1);
+    }
+    // a's first request had nothing to return; every later datagram did.
+    CHECK(p.a->stats().credit_piggybacked_sent == calls - 1);
+    CHECK(p.b->stats().credit_piggybacked_sent == calls);
+  }
+}
+
+namespace {
+
+// The other end of a link, played by hand: it sends whatever link frames a
+// test writes. Mirrors datagram_link.cpp's hello and link header.
+struct RawPeer {
+  struct Hello {
+    uint32_t magic, version;
+    uint64_t mtu, ring_bytes, window;
+    RdmaCookie ring, read_pointer;
+  };
+  static_assert(sizeof(Hello) == 128);
+  static constexpr uint32_t kData = 0x4c44a7a1;
+
+  RuntimeDir dir;
+  std::unique_ptr<Nic> nic;
+  std::unique_ptr<OobManager> mgr_raw, mgr_link;
+  std::unique_ptr<OobListener> listener;
+  std::unique_ptr<DatagramReceiver> rx;
+  std::unique_ptr<DatagramSender> tx;
+  std::shared_ptr<OobConnection> conn;
+  std::unique_ptr<DatagramLink> link;
+
+  explicit RawPeer(const DatagramLinkConfig& c) {
+    nic = std::move(Nic::open({}).value());
+    mgr_raw = std::move(OobManager::start(oob_config(dir, "raw")).value());
+    mgr_link = std::move(OobManager::start(oob_config(dir, "link")).value());
+    listener = std::move(mgr_link->listen(7).value());
+    rx = std::move(DatagramReceiver::create(*nic, c).value());
+    tx = std::move(DatagramSender::create(*nic, c).value());
+    const Hello mine{0x444c4e4b, 1, c.mtu, c.ring_bytes, c.window, rx->cookie(), tx->cookie()};
+    std::vector<std::byte> blob(sizeof mine);
+    std::memcpy(blob.data(), &mine, sizeof mine);
+    std::thread t([&] {
+      auto r = mgr_raw->connect("link", 7, blob, Deadline::after(20s));
+      if (r) conn = std::move(r.value());
+    });
+    auto req = listener->next_request(Deadline::after(20s));
+    if (req) {
+      auto l = DatagramLink::accept(*nic, *req, c);
+      if (l) link = std::move(l.value());
+    }
+    t.join();
+    if (!conn || !link) return;
+    Hello theirs;
+    REQUIRE(conn->peer_blob().size() == sizeof theirs);
+    std::memcpy(&theirs, conn->peer_blob().data(), sizeof theirs);
+    REQUIRE(tx->attach(theirs.ring) == Errc::kOk);
+    REQUIRE(rx->attach(theirs.read_pointer) == Errc::kOk);
+  }
+  bool ok() const { return conn && link; }
+  Errc send_data(uint64_t seq, uint32_t credit) {
+    struct {
+      uint32_t type, credit;
+      uint64_t seq;
+    } h{kData, credit, seq};
+    return tx->send(&h, sizeof h, "x", 1, Deadline::after(5s));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("datagram link: piggybacked credit for datagrams never sent breaks the link",
+          "[datagram_link][hostile]") {
+  RawPeer p(link_config(4));
+  REQUIRE(p.ok());
+  std::vector<char> buf(p.link->mtu());
+  for (int i = 0; i < 3; ++i) REQUIRE(p.link->send("y", 1, Deadline::now()) == Errc::kOk);
+  // Honest: credit for all three, then a stale value (ignored, not an error).
+  REQUIRE(p.send_data(0, 3) == Errc::kOk);
+  REQUIRE(p.send_data(1, 1) == Errc::kOk);
+  REQUIRE(p.link->receive(buf.data(), buf.size(), Deadline::after(5s)).ok());
+  REQUIRE(p.link->receive(buf.data(), buf.size(), Deadline::after(5s)).ok());
+  CHECK(p.link->stats().credit_piggybacked_received == 1);
+  // The whole window is free again: four sends go without waiting.
+  for (int i = 0; i < 4; ++i) REQUIRE(p.link->send("z", 1, Deadline::now()) == Errc::kOk);
+  // Seven sent; credit for eight is a lie, in whatever high bits it hides.
+  for (uint32_t lie : {8u, 0x40000004u}) {
+    CAPTURE(lie);
+    RawPeer q(link_config(4));
+    REQUIRE(q.ok());
+    for (int i = 0; i < 4; ++i) REQUIRE(q.link->send("y", 1, Deadline::now()) == Errc::kOk);
+    REQUIRE(q.send_data(0, 4) == Errc::kOk);
+    REQUIRE(q.link->receive(buf.data(), buf.size(), Deadline::after(5s)).ok());
+    for (int i = 0; i < 3; ++i) REQUIRE(q.link->send("y", 1, Deadline::now()) == Errc::kOk);
+    REQUIRE(q.send_data(1, lie) == Errc::kOk);
+    CHECK(q.link->receive(buf.data(), buf.size(), Deadline::after(5s)).error() == Errc::kCorrupt);
+    CHECK(q.link->send("y", 1, Deadline::now()) == Errc::kCorrupt);
+  }
+  // Without flow control there is no credit to carry: a value is forged.
+  RawPeer r(link_config(0));
+  REQUIRE(r.ok());
+  REQUIRE(r.send_data(0, 1) == Errc::kOk);
+  CHECK(r.link->receive(buf.data(), buf.size(), Deadline::after(5s)).error() == Errc::kCorrupt);
 }
 
 TEST_CASE("datagram link: unread() sees an arrival without taking it, try_receive never waits for a reader",
