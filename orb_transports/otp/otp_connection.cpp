@@ -109,7 +109,15 @@ void OtpConnection::schedule_timer_locked() {
   // A thread in Recv runs the timers on time itself; the service only stands
   // by in case that thread is held up (see on_timer_due).
   if (t && in_recv_ > 0) *t += reader_grace_ns();
-  if (t && (scheduled_ == 0 || *t < scheduled_)) {
+  // A wake-up already asked for that comes up to the grace late is kept: a
+  // client's next Send moves its timer to less than that before the one the
+  // service set while the client waited in Recv, and asking again at every
+  // such Send woke the service thread twice per RTO, preempting the client
+  // or the server on a busy host. The thread in Recv after the Send runs the
+  // timer on time; what the service may run up to the grace late is what no
+  // thread waits for (a server's own retransmission, which the client's
+  // NACK at its RTO asks for anyway; a client's idle ack).
+  if (t && (scheduled_ == 0 || *t + reader_grace_ns() < scheduled_)) {
     scheduled_ = *t;
     OtpTimerService::instance().schedule(this, *t);
   }
@@ -395,6 +403,19 @@ void OtpConnection::on_timer_due() {
   }
   if (const auto due = engine_.next_timer(); due && *due <= now) engine_.on_timer(now);
   flush(lock);
+  // A client making calls, caught between two of them (its next timer is
+  // the idle ack, far off): come back within an RTO and the grace anyway.
+  // Its next Send then finds a wake-up near enough for its RTO and does not
+  // have to wake this thread to bring ours forward (schedule_timer_locked).
+  if (engine_.role() == otp::Role::kClient && !ended_) {
+    const uint64_t calls = engine_.stats().calls;
+    const uint64_t busy_wake = now + rto_ns_ + reader_grace_ns();
+    if (calls != calls_at_timer_ && (scheduled_ == 0 || scheduled_ > busy_wake)) {
+      scheduled_ = busy_wake;
+      OtpTimerService::instance().schedule(this, scheduled_);
+    }
+    calls_at_timer_ = calls;
+  }
   // Packets still waiting for credit: come back soon (nobody may be in Recv).
   if (!outq_.empty() && scheduled_ == 0) {
     scheduled_ = now + 1'000'000;

@@ -67,7 +67,8 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   // the engine's answers), unless a thread in Recv or take_in does that.
   void take_in(std::unique_lock<std::mutex>& lk);
   // With mu_ held: asks the timer service for a wake-up by the engine's next
-  // timer (or the idle watch's), if none that early is asked for already.
+  // timer (or the idle watch's), if none is asked for within the reader
+  // grace of it already.
   void schedule_timer_locked();
   // How late a timer may be before the service runs it although a thread is
   // in Recv (which runs it on time unless held up).
@@ -115,6 +116,7 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   // watch_due_, then at doubling intervals while the server may be repeating.
   uint64_t watch_due_ = 0;  // 0: not watching
   uint64_t watch_interval_ = 0;
+  uint64_t calls_at_timer_ = 0;  // engine call count at the service's last wake-up
   std::deque<std::vector<std::byte>> outq_;  // packets waiting for link credit, in order
   std::vector<std::vector<std::byte>> spare_;  // recycled out-queue buffers
   bool sending_ = false;                     // a thread is draining outq_
