@@ -431,7 +431,7 @@ Errc DatagramLink::send(const void* data, size_t len, Deadline deadline) {
       // is due only when nothing flows back.
       const uint64_t done = done_locked();
       credit = static_cast<uint32_t>(done);
-      if (done != last_ack_) credit_piggybacks_sent_.fetch_add(1, std::memory_order_relaxed);
+      if (done != last_ack_) ++credit_piggybacks_sent_;  // under rx_mu_: no locked increment
       last_ack_ = done;
     }
   }
@@ -567,7 +567,6 @@ DatagramLinkStats DatagramLink::stats() const {
   s.credit_stalls = credit_stalls_.load(std::memory_order_relaxed);
   s.credit_acks_sent = acks_sent_.load(std::memory_order_relaxed);
   s.credit_acks_lost = acks_lost_.load(std::memory_order_relaxed);
-  s.credit_piggybacked_sent = credit_piggybacks_sent_.load(std::memory_order_relaxed);
   s.probes_sent = probes_sent_.load(std::memory_order_relaxed);
   s.probes_lost = probes_lost_.load(std::memory_order_relaxed);
   s.ring_full_stalls = ring_full_stalls_.load(std::memory_order_relaxed);
@@ -580,6 +579,7 @@ DatagramLinkStats DatagramLink::stats() const {
   s.data_lost = data_lost_;
   s.credit_acks_received = acks_received_;
   s.credit_piggybacked_received = credit_piggybacked_;
+  s.credit_piggybacked_sent = credit_piggybacks_sent_;
   s.probes_received = probes_received_;
   s.malformed = malformed_;
   s.max_queued = max_queued_;

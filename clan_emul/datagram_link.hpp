@@ -272,9 +272,10 @@ class DatagramLink {
   uint32_t event_source_ = 0;
   DatagramReceiverStats rx_stats_;
   uint64_t data_received_ = 0, data_bytes_received_ = 0, data_lost_ = 0, max_queued_ = 0;
-  uint64_t acks_received_ = 0, probes_received_ = 0, malformed_ = 0, credit_piggybacked_ = 0;
+  uint64_t acks_received_ = 0, probes_received_ = 0, malformed_ = 0, credit_piggybacked_ = 0,
+      credit_piggybacks_sent_ = 0;
   std::atomic<uint64_t> credit_stalls_{0}, acks_sent_{0}, acks_lost_{0}, probes_sent_{0},
-      probes_lost_{0}, ring_full_stalls_{0}, data_bytes_sent_{0}, credit_piggybacks_sent_{0};
+      probes_lost_{0}, ring_full_stalls_{0}, data_bytes_sent_{0};
 
   std::shared_ptr<OobConnection> oob_;  // last: destroyed first (see the destructor)
 };

@@ -9,7 +9,7 @@
 namespace clan {
 
 // Nanoseconds since the thread started; 0 where the kernel does not say
-// (no procfs, no schedstat). Two system calls: for slow paths only.
+// (no procfs, no schedstat). A system call per reading: for slow paths only.
 uint64_t thread_run_delay_ns();
 
 }  // namespace clan
