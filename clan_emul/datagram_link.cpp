@@ -212,13 +212,9 @@ uint64_t DatagramLink::done_locked() const {
 void DatagramLink::send_control(uint32_t type, uint64_t value) {
   // Under tx_mu_. Never waits for ring space: no room = lost.
   LinkHeader h{type, 0, value};
-  const DatagramSenderStats before = tx_->stats();
+  const uint64_t spoiled = tx_->spoiled();
   const Errc e = tx_->send(&h, sizeof h, kPoll);
-  bool lost = e != Errc::kOk;
-  if (!lost) {
-    const DatagramSenderStats after = tx_->stats();
-    lost = after.dropped != before.dropped || after.corrupted != before.corrupted;
-  }
+  const bool lost = e != Errc::kOk || tx_->spoiled() != spoiled;
   if (type == kAck) {
     acks_sent_.fetch_add(1, std::memory_order_relaxed);
     if (lost) acks_lost_.fetch_add(1, std::memory_order_relaxed);

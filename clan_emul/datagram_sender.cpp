@@ -50,14 +50,11 @@ void DatagramSender::stop_link() {
 }
 
 Errc DatagramSender::fail_locked(Errc e) {
-  if (status_ == Errc::kOk) status_ = e;
-  return status_;
+  if (status_.load(std::memory_order_relaxed) == Errc::kOk) status_.store(e, std::memory_order_release);
+  return status_.load(std::memory_order_relaxed);
 }
 
-Errc DatagramSender::status() const {
-  std::lock_guard lock(mu_);
-  return status_;
-}
+Errc DatagramSender::status() const { return status_.load(std::memory_order_acquire); }
 
 void DatagramSender::abort(Errc reason) {
   {
@@ -71,10 +68,19 @@ void DatagramSender::abort(Errc reason) {
 }
 
 DatagramSenderStats DatagramSender::stats() const {
+  DatagramSenderStats s;
+  s.sent = sent_.load(std::memory_order_relaxed);
+  s.dropped = dropped_.load(std::memory_order_relaxed);
+  s.corrupted = corrupted_.load(std::memory_order_relaxed);
+  s.delivered = delivered_.load(std::memory_order_relaxed);
+  s.bytes = bytes_.load(std::memory_order_relaxed);
   std::lock_guard lock(mu_);
-  DatagramSenderStats s = stats_;
   s.held = held_.size() + (in_flight_ ? 1 : 0);
   return s;
+}
+
+uint64_t DatagramSender::spoiled() const {
+  return dropped_.load(std::memory_order_relaxed) + corrupted_.load(std::memory_order_relaxed);
 }
 
 Errc DatagramSender::send(const void* data, size_t len, Deadline deadline, Transfer how) {
@@ -111,12 +117,11 @@ Errc DatagramSender::send_now(const void* head, size_t head_len, const void* dat
     }
   }
   ++next_sequence_;
-  std::lock_guard lock(mu_);
-  ++stats_.sent;
-  stats_.bytes += head_len + len;
-  if (d.action == FaultAction::kDrop) ++stats_.dropped;
-  if (d.action == FaultAction::kCorrupt) ++stats_.corrupted;
-  if (d.action != FaultAction::kDrop) ++stats_.delivered;
+  bump(sent_);
+  bump(bytes_, head_len + len);
+  if (d.action == FaultAction::kDrop) bump(dropped_);
+  if (d.action == FaultAction::kCorrupt) bump(corrupted_);
+  if (d.action != FaultAction::kDrop) bump(delivered_);
   return Errc::kOk;
 }
 
@@ -137,19 +142,20 @@ Errc DatagramSender::send_delayed(const void* head, size_t head_len, const void*
   std::unique_lock lock(mu_);
   // Room first, so that a timeout consumes neither a sequence number nor a decision.
   const bool room = wait_until(owner_cv_, lock, deadline, [&] {
-    return status_ != Errc::kOk || held_bytes_ + frame_len <= config_.delay_line_bytes;
+    return status_.load(std::memory_order_relaxed) != Errc::kOk ||
+           held_bytes_ + frame_len <= config_.delay_line_bytes;
   });
-  if (status_ != Errc::kOk) return status_;
+  if (Errc st = status_.load(std::memory_order_relaxed); st != Errc::kOk) return st;
   if (!room) return Errc::kTimeout;
   const FaultDecision d = faults_.next();
   const uint64_t sequence = next_sequence_++;
-  ++stats_.sent;
-  stats_.bytes += head_len + len;
+  bump(sent_);
+  bump(bytes_, head_len + len);
   if (d.action == FaultAction::kDrop) {
-    ++stats_.dropped;
+    bump(dropped_);
     return Errc::kOk;
   }
-  if (d.action == FaultAction::kCorrupt) ++stats_.corrupted;
+  if (d.action == FaultAction::kCorrupt) bump(corrupted_);
   std::vector<std::byte> frame;
   if (!spare_.empty()) {
     frame = std::move(spare_.back());
@@ -190,7 +196,7 @@ void DatagramSender::link_loop() {
     in_flight_ = false;
     held_bytes_ -= h.frame.size();
     if (e == Errc::kOk) {
-      ++stats_.delivered;
+      bump(delivered_);
       spare_.push_back(std::move(h.frame));
     } else {
       fail_locked(e);
@@ -207,9 +213,9 @@ Errc DatagramSender::close(Deadline deadline) {
   if (link_.joinable()) {
     std::unique_lock lock(mu_);
     const bool drained = wait_until(owner_cv_, lock, deadline, [&] {
-      return status_ != Errc::kOk || (held_.empty() && !in_flight_);
+      return status_.load(std::memory_order_relaxed) != Errc::kOk || (held_.empty() && !in_flight_);
     });
-    if (status_ != Errc::kOk) return status_;
+    if (Errc st = status_.load(std::memory_order_relaxed); st != Errc::kOk) return st;
     if (!drained) return Errc::kTimeout;
     stop_ = true;
     lock.unlock();

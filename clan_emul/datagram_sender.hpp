@@ -16,9 +16,12 @@
 // thread: send() writes the frame into the DMQ itself.
 //
 // Thread safety: send(), attach() and close() from one thread at a time;
-// stats(), status() and abort() from any thread.
+// stats(), spoiled(), status() and abort() from any thread. Without a delay
+// send() takes no lock: each counter has a single writer (send(), or for
+// `delivered` with a delay the link thread) and is read as an atomic.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -81,6 +84,10 @@ class DatagramSender {
   Errc status() const;
 
   DatagramSenderStats stats() const;
+  // Datagrams the fault model dropped or corrupted so far (stats().dropped +
+  // corrupted, without the lock): compared around a send, says whether that
+  // datagram was spoiled.
+  uint64_t spoiled() const;
   size_t mtu() const { return config_.mtu; }
   const DatagramConfig& config() const { return config_; }
 
@@ -100,6 +107,10 @@ class DatagramSender {
   void link_loop();
   void stop_link();
   Errc fail_locked(Errc e);
+  // One writer per counter: a load and a store, no locked instruction.
+  static void bump(std::atomic<uint64_t>& c, uint64_t n = 1) {
+    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
 
   DatagramConfig config_;
   std::unique_ptr<DmqSender> dmq_;
@@ -107,6 +118,9 @@ class DatagramSender {
   std::optional<FaultDecision> pending_decision_;  // decided but not accepted (kTimeout)
   uint64_t next_sequence_ = 0;
   std::vector<std::byte> scratch_;  // frame under construction (no delay)
+
+  std::atomic<Errc> status_{Errc::kOk};  // written under mu_ (first error wins), read anywhere
+  std::atomic<uint64_t> sent_{0}, dropped_{0}, corrupted_{0}, delivered_{0}, bytes_{0};
 
   mutable std::mutex mu_;  // guards everything below
   std::condition_variable link_cv_;   // link thread: work arrived, or stop
@@ -116,8 +130,6 @@ class DatagramSender {
   size_t held_bytes_ = 0;  // includes the frame the link thread is writing
   bool in_flight_ = false;
   bool stop_ = false;
-  Errc status_ = Errc::kOk;
-  DatagramSenderStats stats_;
   std::thread link_;
 };
 
