@@ -44,6 +44,8 @@ struct SpinHistory {
   static constexpr uint32_t kMissesBeforeSleeping = 2;
   static constexpr uint32_t kProbeEvery = 8;
   bool should_spin() { return misses < kMissesBeforeSleeping || ++waits % kProbeEvery == 0; }
+  // This thread's recent waits found the CPUs oversubscribed: it sleeps at once.
+  bool oversubscribed() const { return misses >= kMissesBeforeSleeping; }
   void answered_in_time() { misses = waits = 0; }
   void answered_late() {
     if (misses < kMissesBeforeSleeping) ++misses;

@@ -4,6 +4,7 @@
 #include "omnitransport/engine.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 
 namespace otp {
@@ -13,6 +14,7 @@ Engine::Engine(Role role, EngineConfig config) : role_(role), cfg_(config) {
   // The window of held buffers must stay within half the 8-bit sequence space.
   cfg_.pool_buffers = std::clamp<size_t>(cfg_.pool_buffers, 1, 127);
   if (cfg_.rto_ns == 0) cfg_.rto_ns = 1;
+  cfg_.rto_max_ns = std::max(cfg_.rto_max_ns, cfg_.rto_ns);
   if (cfg_.max_retries < 0) cfg_.max_retries = 0;
 }
 
@@ -235,7 +237,7 @@ void Engine::start_reclaim(uint64_t now) {
   reclaim_outstanding_ = true;
   const uint8_t first = held_.empty() ? tx_next_pkt_ : held_.front().pkt;
   send_control(PacketType::kReclaim, tx_call_, first);
-  retx_due_ = now + cfg_.rto_ns;
+  retx_due_ = now + retx_interval();
 }
 
 // Frees the held buffers of `call` with pkt_seq < pkt (the peer has them).
@@ -282,7 +284,7 @@ void Engine::on_reclaim_ack(const Header& h, uint64_t now) {
   }
   reclaim_outstanding_ = false;
   if (ack_below(h.call_seq, h.pkt_seq) != 0) {
-    retries_ = 0;
+    progress();
   } else if (no_progress(now)) {
     return;
   }
@@ -297,6 +299,29 @@ bool Engine::no_progress(uint64_t /*now*/) {
     return true;
   }
   return false;
+}
+
+uint64_t backoff_interval(const EngineConfig& config, uint32_t timeouts) {
+  const uint64_t rto = std::max<uint64_t>(config.rto_ns, 1);
+  const uint64_t cap = std::max(config.rto_max_ns, rto);
+  uint64_t t = rto;
+  for (uint32_t i = 1; i < timeouts && t < cap; ++i) t *= 2;
+  return std::min(t, cap);
+}
+
+int retries_lasting(const EngineConfig& config, uint64_t ns) {
+  uint64_t sum = 0;
+  uint64_t n = 0;
+  while (sum < ns) {
+    const uint64_t t = backoff_interval(config, static_cast<uint32_t>(n));
+    if (n > 1 && t == backoff_interval(config, static_cast<uint32_t>(n - 1))) {
+      n += (ns - sum + t - 1) / t;  // at the ceiling: the rest at once
+      break;
+    }
+    sum += t;
+    ++n;
+  }
+  return static_cast<int>(std::min<uint64_t>(n, INT_MAX));
 }
 
 bool Engine::dup_response_allowed(uint64_t now) {

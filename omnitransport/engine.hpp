@@ -26,10 +26,24 @@ namespace otp {
 struct EngineConfig {
   size_t mtu = 9180;                     // max packet incl. header; clamped to [kHeaderSize+1, kMaxPacketSize]
   uint64_t rto_ns = 2'000'000;           // retransmission timeout
+  // Backoff ceiling. Consecutive timeouts without progress come after rto,
+  // rto, 2 rto, 4 rto ... up to this (at least rto_ns); progress brings the
+  // interval back to rto. A single loss is still repaired one rto after it;
+  // a peer that is slow rather than lossy (unscheduled on a busy host) draws
+  // a few NACKs or resent replies, not one per rto, each taking link credit
+  // and CPU from the peer it waits for.
+  uint64_t rto_max_ns = 32'000'000;
   uint64_t ack_delay_ns = 10'000'000;    // client idle ack timer
   size_t pool_buffers = 64;              // unacked buffers a side may hold before it must RECLAIM; clamped to [1, 127]
   int max_retries = 50;                  // consecutive timeouts/no-progress rounds before zombie (kBad)
 };
+
+// The interval before the next timeout after `timeouts` consecutive ones
+// without progress: rto, rto, 2 rto, 4 rto ... up to rto_max_ns.
+uint64_t backoff_interval(const EngineConfig& config, uint32_t timeouts);
+// How many consecutive timeouts, with the backoff, take at least `ns`: for a
+// max_retries that gives up on a silent peer after about that long.
+int retries_lasting(const EngineConfig& config, uint64_t ns);
 
 struct Stats {
   uint64_t packets_sent = 0;           // every datagram queued for transmission (data + control + retransmissions)
@@ -185,6 +199,15 @@ class Engine {
   void retransmit_all();
   void on_reclaim_ack(const Header& h, uint64_t now);
   bool no_progress(uint64_t now);  // counts a retry; true if the engine went zombie
+  // The retransmission interval now (backoff_interval of backoff_).
+  uint64_t retx_interval() const { return backoff_interval(cfg_, backoff_); }
+  // A timeout found no progress: the next interval doubles.
+  void back_off() { backoff_ += backoff_ < kMaxBackoff ? 1 : 0; }
+  // Data moved (a new call, a packet in sequence, buffers acknowledged).
+  void progress() {
+    retries_ = 0;
+    backoff_ = 0;
+  }
   void deliver(Delivery what, const std::byte* data, size_t len, bool complete, bool eo);
   void to_zombie(Delivery why);
   bool dup_response_allowed(uint64_t now);
@@ -235,7 +258,9 @@ class Engine {
   // Timers.
   std::optional<uint64_t> retx_due_;
   std::optional<uint64_t> ack_due_;  // client idle ack timer
-  int retries_ = 0;
+  int retries_ = 0;   // consecutive timeouts without a sign of life (give-up count)
+  static constexpr uint32_t kMaxBackoff = 20;
+  uint32_t backoff_ = 0;  // timeouts since the last progress (interval doubling)
   std::optional<uint64_t> last_dup_response_;
 
   // Client: last call whose reply was completely received (CALL_ACK target).

@@ -12,7 +12,7 @@ Errc Engine::client_send(const std::byte* data, size_t len, bool complete, bool 
       tx_next_pkt_ = 0;
       tx_eo_ = eo;
       ack_due_.reset();
-      retries_ = 0;
+      progress();
       ++stats_.calls;
       if (eo) {
         rx_ = RxExpect{tx_call_, 0, false};
@@ -57,7 +57,7 @@ void Engine::client_rx(const Header& h, Classified c, const std::byte* payload, 
       deliver(Delivery::kData, payload, n, h.type == PacketType::kComplete, true);
       ++rx_.next_pkt;
       nacked_.reset();
-      retries_ = 0;
+      progress();
       if (h.type == PacketType::kComplete) {  // (vi) reply complete -> idle
         rx_.complete = true;
         state_ = State::kIdle;
@@ -65,7 +65,7 @@ void Engine::client_rx(const Header& h, Classified c, const std::byte* payload, 
         last_reply_call_ = h.call_seq;
         ack_due_ = now + cfg_.ack_delay_ns;  // ack only if the client stays idle
       } else {
-        retx_due_ = now + cfg_.rto_ns;
+        retx_due_ = now + retx_interval();
       }
       return;
     case RxEvent::kOutOfSequence:  // error (i): out of sequence -> NACK from the first missing packet
@@ -78,7 +78,7 @@ void Engine::client_rx(const Header& h, Classified c, const std::byte* payload, 
       if (nacked_ != rx_.next_pkt) {
         send_control(PacketType::kNack, rx_.call, rx_.next_pkt);
         nacked_ = rx_.next_pkt;
-        retx_due_ = now + cfg_.rto_ns;
+        retx_due_ = now + retx_interval();
       }
       return;
     case RxEvent::kRepeated:
@@ -113,9 +113,11 @@ void Engine::client_rx(const Header& h, Classified c, const std::byte* payload, 
         ++stats_.stray;
         return;
       }
+      // Alive and working: the give-up count restarts, the backoff does not
+      // (a long call draws NACKs at growing intervals, not one per rto).
       ack_all();
       retries_ = 0;
-      retx_due_ = now + cfg_.rto_ns;
+      retx_due_ = now + retx_interval();
       return;
     case RxEvent::kReclaim:  // the server's reply pool is exhausted: ack what we have
       if (c.rel != CallRel::kCurrent) {
@@ -126,12 +128,12 @@ void Engine::client_rx(const Header& h, Classified c, const std::byte* payload, 
       if (waiting) {
         ack_all();
         retries_ = 0;
-        retx_due_ = now + cfg_.rto_ns;
+        retx_due_ = now + retx_interval();
       }
       return;
     case RxEvent::kReclaimAck:
       on_reclaim_ack(h, now);
-      if (state_ == State::kWaitingForReply && !retx_due_) retx_due_ = now + cfg_.rto_ns;
+      if (state_ == State::kWaitingForReply && !retx_due_) retx_due_ = now + retx_interval();
       return;
   }
 }
@@ -144,14 +146,15 @@ void Engine::client_timer(uint64_t now) {
   if (retx_due_ && now >= *retx_due_) {
     ++stats_.timeouts;
     if (no_progress(now)) return;  // error (iii): retries exhausted -> kBad, zombie
+    back_off();
     if (reclaim_outstanding_) {
       const uint8_t first = held_.empty() ? tx_next_pkt_ : held_.front().pkt;
       send_control(PacketType::kReclaim, tx_call_, first);
-      retx_due_ = now + cfg_.rto_ns;
+      retx_due_ = now + retx_interval();
     } else if (state_ == State::kWaitingForReply) {  // error (i): timeout -> NACK
       send_control(PacketType::kNack, rx_.call, rx_.next_pkt);
       nacked_ = rx_.next_pkt;
-      retx_due_ = now + cfg_.rto_ns;
+      retx_due_ = now + retx_interval();
     } else {
       retx_due_.reset();
     }

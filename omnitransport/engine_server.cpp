@@ -18,10 +18,11 @@ Errc Engine::server_send(const std::byte* data, size_t len, bool complete, uint6
 }
 
 // Timer policy: a RECLAIM is resent after rto; a complete reply is resent
-// after ack_delay + rto (an idle client acks only after ack_delay), then rto.
+// after ack_delay + rto (an idle client acks only after ack_delay), then
+// after 2 rto, 4 rto ... up to rto_max (the backoff) until acknowledged.
 void Engine::server_rearm(uint64_t now) {
   if (reclaim_outstanding_) {
-    retx_due_ = now + cfg_.rto_ns;
+    retx_due_ = now + retx_interval();
   } else if (reply_complete_ && !held_.empty()) {
     retx_due_ = now + cfg_.ack_delay_ns + cfg_.rto_ns;
   } else {
@@ -34,7 +35,7 @@ void Engine::release_reply() {
   ack_all();
   reply_complete_ = false;
   retx_due_.reset();
-  retries_ = 0;
+  progress();
 }
 
 // A one-way whose buffers were passed up loses its tail: ABORT (case v).
@@ -104,7 +105,7 @@ void Engine::server_rx(const Header& h, Classified c, const std::byte* payload, 
       deliver(Delivery::kData, payload, n, complete_pkt, rx_eo_);
       ++rx_.next_pkt;
       nacked_.reset();
-      retries_ = 0;
+      progress();
       if (complete_pkt) {
         rx_.complete = true;
         if (rx_eo_) {
@@ -167,7 +168,7 @@ void Engine::server_rx(const Header& h, Classified c, const std::byte* payload, 
           send_control(PacketType::kNack, rx_.call, rx_.next_pkt);
           nacked_ = rx_.next_pkt;
         } else if (rx_eo_ && tx_call_ == h.call_seq) {  // (iii) the call just handled: resend the reply
-          if (ack_below(h.call_seq, h.pkt_seq) != 0) retries_ = 0;
+          if (ack_below(h.call_seq, h.pkt_seq) != 0) progress();
           const size_t resent = retransmit_from(h.call_seq, h.pkt_seq);
           pump(now);
           if (resent == 0 && state_ == State::kReplying) {
@@ -215,13 +216,14 @@ void Engine::server_timer(uint64_t now) {
   if (!retx_due_ || now < *retx_due_) return;
   ++stats_.timeouts;
   if (no_progress(now)) return;  // retries exhausted: kBad, zombie
+  back_off();
   if (reclaim_outstanding_) {
     const uint8_t first = held_.empty() ? tx_next_pkt_ : held_.front().pkt;
     send_control(PacketType::kReclaim, tx_call_, first);
-    retx_due_ = now + cfg_.rto_ns;
+    retx_due_ = now + retx_interval();
   } else if (reply_complete_ && !held_.empty()) {  // (i) timeout: retransmit unacknowledged buffers
     retransmit_all();
-    retx_due_ = now + cfg_.rto_ns;
+    retx_due_ = now + retx_interval();
   } else {
     retx_due_.reset();  // idle client, everything acknowledged: nothing to do
   }

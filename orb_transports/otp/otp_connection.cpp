@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "clan_emul/spin_wait.hpp"
 #include "orb_transports/common/omni_time.hpp"
 
 OMNI_USING_NAMESPACE(omni)
@@ -26,7 +27,8 @@ clan::Deadline credit_wait() { return clan::Deadline::after(std::chrono::microse
 // recovery_due(): our retransmission timer, or the peer's NACK), Recv polls
 // instead of sleeping: a sleeping thread wakes tens of microseconds late
 // (timer slack, scheduling), and after a loss that delay adds to the call
-// twice, once on each side.
+// twice, once on each side. Not while this thread's waits find the host
+// oversubscribed (spin_wait.hpp): then the poll takes the CPU the peer needs.
 constexpr uint64_t kPollBeforeNs = 150'000;
 constexpr uint64_t kPollAfterNs = 150'000;
 
@@ -45,10 +47,11 @@ otp::EngineConfig engine_config(size_t link_mtu) {
   otp::EngineConfig c;
   c.mtu = link_mtu;
   c.rto_ns = uint64_t{fabric_options().otp_rto_us} * 1000;
-  // Give up on a live but silent peer after about 5 s, whatever the RTO: on
-  // an oversubscribed host a busy peer can go unscheduled for far longer than
-  // 50 RTOs. A dead peer is reported sooner by the connection manager.
-  c.max_retries = static_cast<int>(std::max<uint64_t>(50, 5'000'000'000 / c.rto_ns));
+  // Give up on a live but silent peer after about 5 s of timeouts (backoff
+  // included), whatever the RTO: on an oversubscribed host a busy peer can go
+  // unscheduled for far longer than a few RTOs. A dead peer is reported
+  // sooner by the connection manager.
+  c.max_retries = otp::retries_lasting(c, 5'000'000'000);
   return c;
 }
 }  // namespace
@@ -70,6 +73,7 @@ OtpConnection::OtpConnection(std::shared_ptr<Fabric> fabric, std::unique_ptr<cla
 
 OtpConnection::~OtpConnection() {
   OtpTimerService::instance().forget(this);
+  if (!ended_) log_end("released");  // a client's ORB going away: its counters, as at any end
   detach_from_endpoint();
 }
 
@@ -338,7 +342,7 @@ int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
         poll_until_ = std::max(poll_until_, *due + kPollAfterNs);
       }
     }
-    const bool poll = now < poll_until_ || taking_in_;
+    const bool poll = (now < poll_until_ && !clan::spin_history.oversubscribed()) || taking_in_;
     lock.unlock();
     auto r = link_->receive(rxbuf_.data(), rxbuf_.size(), poll ? kPoll : until);
     lock.lock();
@@ -452,6 +456,7 @@ void OtpConnection::Shutdown() {
   {
     std::lock_guard lock(mu_);
     engine_.close(clan::now_ns());
+    if (!ended_) log_end("shut down");
     ended_ = true;
   }
   link_->close();

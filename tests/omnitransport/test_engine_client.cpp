@@ -98,6 +98,57 @@ TEST_CASE("client WaitingForReply on timeout sends NACK", "[otp][client]") {
   CHECK(e.next_timer() == 4 * kMs);
 }
 
+TEST_CASE("client WaitingForReply on repeated timeouts backs off: rto, rto, 2 rto ... up to rto_max", "[otp][client]") {
+  EngineConfig c = small_cfg();
+  c.max_retries = 100;
+  c.rto_max_ns = 8 * kMs;
+  Engine e(Role::kClient, c);
+  REQUIRE(e.send("x", 1, true, true, 0) == Errc::kOk);
+  sent(e);
+  std::vector<uint64_t> gaps;
+  uint64_t at = 0;
+  for (int i = 0; i < 6; ++i) {
+    const uint64_t due = *e.next_timer();
+    gaps.push_back(due - at);
+    at = due;
+    e.on_timer(due);
+    auto out = sent(e);
+    REQUIRE(out.size() == 1);
+    CHECK(out[0].type == PacketType::kNack);
+  }
+  CHECK(gaps == std::vector<uint64_t>{2 * kMs, 2 * kMs, 4 * kMs, 8 * kMs, 8 * kMs, 8 * kMs});
+  CHECK(e.stats().timeouts == 6);
+}
+
+TEST_CASE("client WaitingForReply on reply packet after timeouts is back to rto", "[otp][client]") {
+  EngineConfig c = small_cfg();
+  c.max_retries = 100;
+  Engine e(Role::kClient, c);
+  std::vector<std::byte> req(100);
+  REQUIRE(e.send(req.data(), req.size(), true, true, 0) == Errc::kOk);
+  sent(e);
+  for (int i = 0; i < 4; ++i) e.on_timer(*e.next_timer());  // the next gap is 16 ms
+  const uint64_t now = *e.next_timer() - kMs;
+  feed(e, pkt(PacketType::kPartial, 1, 0, true, 10), now);  // progress
+  CHECK(e.next_timer() == now + 2 * kMs);
+}
+
+TEST_CASE("client WaitingForReply on CALL_ACK after timeouts keeps the backoff, restarts the give-up count",
+          "[otp][client]") {
+  EngineConfig c = small_cfg();  // max_retries 3
+  Engine e(Role::kClient, c);
+  REQUIRE(e.send("x", 1, true, true, 0) == Errc::kOk);
+  sent(e);
+  for (int i = 0; i < 3; ++i) e.on_timer(*e.next_timer());  // at 2, 4, 8 ms: the next gap is 8 ms
+  const uint64_t now = *e.next_timer() - kMs;
+  feed(e, pkt(PacketType::kCallAck, 1, 0), now);  // the server is working on it
+  CHECK(e.next_timer() == now + 8 * kMs);
+  for (int i = 0; i < 3; ++i) e.on_timer(*e.next_timer());
+  CHECK(e.state() == State::kWaitingForReply);  // 3 more timeouts: not yet beyond max_retries
+  e.on_timer(*e.next_timer());
+  CHECK(e.state() == State::kZombie);
+}
+
 TEST_CASE("client WaitingForReply on out-of-sequence reply sends NACK from the missing packet", "[otp][client]") {
   Engine e = waiting_client();
   feed(e, pkt(PacketType::kPartial, 1, 0, true, 10));

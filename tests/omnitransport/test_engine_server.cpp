@@ -60,6 +60,49 @@ TEST_CASE("server Idle holding reply on timeout retransmits it after ack_delay +
   CHECK(e.next_timer() == 14 * kMs);
 }
 
+TEST_CASE("server Idle holding reply on repeated timeouts backs off, the next call resets it", "[otp][server]") {
+  EngineConfig c = small_cfg();
+  c.max_retries = 100;
+  c.rto_max_ns = 8 * kMs;
+  Engine e(Role::kServer, c);
+  feed(e, pkt(PacketType::kComplete, 1, 0, true, 5));
+  received(e);
+  REQUIRE(e.send("r", 1, true, true, 0) == Errc::kOk);
+  sent(e);
+  std::vector<uint64_t> due;
+  for (int i = 0; i < 6; ++i) {
+    due.push_back(*e.next_timer());
+    e.on_timer(due.back());
+    CHECK(sent(e).size() == 1);  // the reply again
+  }
+  // ack_delay + rto, then rto, 2 rto, 4 rto, 8 rto capped at 8 ms.
+  CHECK(due == std::vector<uint64_t>{12 * kMs, 14 * kMs, 18 * kMs, 26 * kMs, 34 * kMs, 42 * kMs});
+  feed(e, pkt(PacketType::kComplete, 2, 0, true, 5), 43 * kMs);  // call 2 acknowledges the reply
+  received(e);
+  REQUIRE(e.send("r", 1, true, true, 44 * kMs) == Errc::kOk);
+  CHECK(e.next_timer() == 56 * kMs);
+  e.on_timer(56 * kMs);
+  CHECK(e.next_timer() == 58 * kMs);
+}
+
+TEST_CASE("retries_lasting: timeouts with the backoff that cover a span", "[otp][server]") {
+  EngineConfig c;
+  c.rto_ns = 2 * kMs;
+  c.rto_max_ns = 32 * kMs;
+  CHECK(backoff_interval(c, 0) == 2 * kMs);
+  CHECK(backoff_interval(c, 1) == 2 * kMs);
+  CHECK(backoff_interval(c, 2) == 4 * kMs);
+  CHECK(backoff_interval(c, 5) == 32 * kMs);
+  CHECK(backoff_interval(c, 50) == 32 * kMs);
+  CHECK(retries_lasting(c, 2 * kMs) == 1);
+  CHECK(retries_lasting(c, 4 * kMs) == 2);
+  CHECK(retries_lasting(c, 5 * kMs) == 3);  // 2 + 2 + 4
+  // 2+2+4+8+16 = 32 ms in 5, then 32 ms each: 5 s needs 5 + ceil(4968 / 32) = 161.
+  CHECK(retries_lasting(c, 5000 * kMs) == 161);
+  c.rto_max_ns = c.rto_ns;  // no backoff
+  CHECK(retries_lasting(c, 5000 * kMs) == 2500);
+}
+
 TEST_CASE("server Idle holding reply on CALL_ACK frees it, timeout then does nothing (i)", "[otp][server]") {
   Engine e = holding_reply();
   feed(e, pkt(PacketType::kCallAck, 1, 0), kMs);
