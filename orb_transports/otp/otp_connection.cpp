@@ -47,6 +47,7 @@ otp::EngineConfig engine_config(size_t link_mtu) {
   otp::EngineConfig c;
   c.mtu = link_mtu;
   c.rto_ns = uint64_t{fabric_options().otp_rto_us} * 1000;
+  c.rto_max_ns = 16 * c.rto_ns;  // the backoff's ceiling: 32 ms at the default RTO
   // Give up on a live but silent peer after about 5 s of timeouts (backoff
   // included), whatever the RTO: on an oversubscribed host a busy peer can go
   // unscheduled for far longer than a few RTOs. A dead peer is reported
