@@ -19,7 +19,7 @@ Errc Engine::server_send(const std::byte* data, size_t len, bool complete, uint6
 
 // Timer policy: a RECLAIM is resent after rto; a complete reply is resent
 // after ack_delay + rto (an idle client acks only after ack_delay), then
-// after 2 rto, 4 rto ... up to rto_max (the backoff) until acknowledged.
+// after rto, 2 rto, 4 rto ... up to rto_max (the backoff) until acknowledged.
 void Engine::server_rearm(uint64_t now) {
   if (reclaim_outstanding_) {
     retx_due_ = now + retx_interval();
