@@ -301,25 +301,30 @@ bool Engine::no_progress(uint64_t /*now*/) {
   return false;
 }
 
+namespace {
+uint64_t backoff_ceiling(const EngineConfig& config) {
+  return std::max(config.rto_max_ns, std::max<uint64_t>(config.rto_ns, 1));
+}
+}  // namespace
+
 uint64_t backoff_interval(const EngineConfig& config, uint32_t timeouts) {
-  const uint64_t rto = std::max<uint64_t>(config.rto_ns, 1);
-  const uint64_t cap = std::max(config.rto_max_ns, rto);
-  uint64_t t = rto;
+  const uint64_t cap = backoff_ceiling(config);
+  uint64_t t = std::max<uint64_t>(config.rto_ns, 1);
   for (uint32_t i = 1; i < timeouts && t < cap; ++i) t *= 2;
   return std::min(t, cap);
 }
 
 int retries_lasting(const EngineConfig& config, uint64_t ns) {
+  const uint64_t cap = backoff_ceiling(config);
   uint64_t sum = 0;
   uint64_t n = 0;
-  while (sum < ns) {
+  for (; sum < ns; ++n) {
     const uint64_t t = backoff_interval(config, static_cast<uint32_t>(n));
-    if (n > 1 && t == backoff_interval(config, static_cast<uint32_t>(n - 1))) {
-      n += (ns - sum + t - 1) / t;  // at the ceiling: the rest at once
+    if (t == cap) {  // at the ceiling: the rest at once
+      n += (ns - sum + cap - 1) / cap;
       break;
     }
     sum += t;
-    ++n;
   }
   return static_cast<int>(std::min<uint64_t>(n, INT_MAX));
 }
