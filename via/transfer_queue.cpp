@@ -43,17 +43,36 @@ Errc TransferSender::space() const {
   return write_i_ - read < slots_ ? Errc::kOk : Errc::kWouldBlock;
 }
 
+namespace {
+size_t slot_at(uint64_t position, uint32_t slots) {
+  return kTqRing + (position % slots) * sizeof(Record);
+}
+constexpr size_t kBody = sizeof(uint64_t);  // where a record's body starts, after its tag
+}  // namespace
+
 Errc TransferSender::put(Record r) {
-  r.position = write_i_;
+  r.tag = write_i_ + 1;
   r.check = record_check(r);
-  Errc e = ring_.write(kTqRing + (write_i_ % slots_) * sizeof(Record), &r, sizeof r);
+  Errc e = ring_.write(slot_at(write_i_, slots_) + kBody, reinterpret_cast<const std::byte*>(&r) + kBody,
+                       sizeof r - kBody);
   if (e == Errc::kOk) ++write_i_;
   return e;
 }
 
-Errc TransferSender::publish_pio() { return ring_.write_word(kTqWrite, write_i_); }
+Errc TransferSender::publish_pio() {
+  for (; published_i_ < write_i_; ++published_i_) {
+    if (Errc e = ring_.write_word(slot_at(published_i_, slots_), published_i_ + 1); e != Errc::kOk) {
+      return e;
+    }
+  }
+  return ring_.write_word(kTqWrite, write_i_);
+}
 
 clan::Result<uint64_t> TransferSender::publish_dma(clan::DmaStream& dma) {
+  for (; published_i_ < write_i_; ++published_i_) {
+    auto t = dma.write_word(ring_, slot_at(published_i_, slots_), published_i_ + 1);
+    if (!t) return t;
+  }
   return dma.write_word(ring_, kTqWrite, write_i_);
 }
 
@@ -78,17 +97,18 @@ Errc TransferReceiver::attach(clan::Nic& nic, const clan::RdmaCookie& read_point
   return Errc::kOk;
 }
 
-uint64_t TransferReceiver::published() const { return load_word(region_.data() + kTqWrite); }
+uint64_t TransferReceiver::tag_at(uint64_t position) const {
+  return load_word(region_.data() + slot_at(position, slots_));
+}
 
 clan::Result<std::optional<Record>> TransferReceiver::peek() const {
-  const uint64_t w = published();  // read once, then checked
   const uint64_t read = read_i_.load(std::memory_order_relaxed);
-  if (w == read) return std::optional<Record>();
-  if (w < read || w - read > slots_) return Errc::kCorrupt;
-  std::atomic_thread_fence(std::memory_order_acquire);
+  // Any other tag is an older lap's (or garbage): not there yet.
+  if (tag_at(read) != read + 1) return std::optional<Record>();
+  // The tag was loaded with acquire: the body written before it is visible.
   Record r;
-  std::memcpy(&r, region_.data() + kTqRing + (read % slots_) * sizeof(Record), sizeof r);
-  if (r.position != read || r.check != record_check(r) || (r.flags & ~kKnownFlags) != 0) {
+  std::memcpy(&r, region_.data() + slot_at(read, slots_), sizeof r);
+  if (r.tag != read + 1 || r.check != record_check(r) || (r.flags & ~kKnownFlags) != 0) {
     return Errc::kCorrupt;
   }
   return std::optional<Record>(r);

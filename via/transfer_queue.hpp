@@ -1,7 +1,13 @@
 // The transfer queue (paper 001 sect. 3.3.1): per-message metadata from the
 // sending VI to the receiving one: length, immediate data, errors. Records
-// are written by PIO; the write pointer is published by PIO or, after DMA
-// data, by a DMA request queued behind the data, so it lands after the data.
+// are written by PIO; each record's tag, then the write pointer, are
+// published by PIO or, after DMA data, by DMA requests queued behind the
+// data, so they land after the data. The reader polls the next record's tag:
+// one cache line carries the news and the record. The write pointer is only
+// a doorbell: writing it fires the tripwire that wakes a sleeping reader and
+// posts to a completion queue. The reader never reads it (a line of its
+// own, it would be a second miss before the record could be read), so a
+// peer's garbage there wakes the reader and does nothing else.
 // Thread safety: one thread at a time per end (the owning VI's lock).
 #pragma once
 
@@ -27,17 +33,21 @@ class TransferSender {
   // kOk with room for one record; kWouldBlock when full; kCorrupt if the
   // reader's read pointer is impossible.
   clan::Errc space() const;
-  // Writes the record for the next position (not yet visible to the reader).
+  // Writes the record for the next position, all but its tag (not yet
+  // visible to the reader).
   clan::Errc put(wire::Record r);
-  // Makes every record put so far visible.
+  // Makes every record put so far visible: their tags, then the write pointer.
   clan::Errc publish_pio();
+  // The same by DMA; the ticket of the last request. On kWouldBlock (the DMA
+  // queue is full) the tags queued so far stay queued: call again.
   clan::Result<uint64_t> publish_dma(clan::DmaStream& dma);
 
  private:
   clan::Region region_;
   clan::Aperture ring_;
   uint32_t slots_ = 0;
-  uint64_t write_i_ = 0;  // records put
+  uint64_t write_i_ = 0;      // records put
+  uint64_t published_i_ = 0;  // records whose tag is written (or queued by DMA)
 };
 
 class TransferReceiver {
@@ -51,11 +61,15 @@ class TransferReceiver {
   clan::Result<std::optional<wire::Record>> peek() const;
   // Consumes the record peek() returned and tells the sender.
   void consume();
-  bool readable() const { return published() != read_i_.load(std::memory_order_relaxed); }
+  // The next record's tag is there.
+  bool readable() const {
+    const uint64_t read = read_i_.load(std::memory_order_relaxed);
+    return tag_at(read) == read + 1;
+  }
   clan::Tripwire& tripwire() { return tripwire_; }
 
  private:
-  uint64_t published() const;
+  uint64_t tag_at(uint64_t position) const;
   clan::Region region_;
   clan::Tripwire tripwire_;
   clan::Aperture read_pointer_;

@@ -1,7 +1,7 @@
 // VIs and the data path (paper 001 sect. 3.3-3.7): receive descriptors become
 // RDMA cookies in the cookie queue; a send takes them and writes the data
 // straight into the receive buffers (PIO or DMA), then a transfer-queue
-// record whose write pointer is published after the data.
+// record, published (its tag written) after the data landed.
 //
 // Progress is made inside the calls (post, done, wait, CQ): there is no
 // library thread. All of it runs under the VI's lock.
@@ -257,7 +257,7 @@ void Vi::process_sends() {
   };
   // Completes the receiver's descriptor `rd` with an error, and the send too.
   auto reject = [&](QueuedSend& s, uint32_t error) -> bool {
-    wire::Record rec{0, remote.front().seq, 0, 0, wire::kError, error, 0};
+    wire::Record rec{0, remote.front().seq, 0, 0, wire::kError, error, 0, {}};
     remote.pop_front();
     if (c->tq_tx->put(rec) != Errc::kOk) return false;
     auto t = publish(false);
@@ -387,7 +387,7 @@ void Vi::process_sends() {
       const uint32_t bytes = std::min<uint64_t>(remote[k].capacity, remaining);
       remaining -= bytes;
       uint32_t flags = (k + 1 < need ? wire::kMore : 0u) | (imm && k + 1 == need ? wire::kImmediate : 0u);
-      wire::Record rec{0, remote[k].seq, bytes, imm ? s.d->CS.ImmediateData : 0u, flags, 0, 0};
+      wire::Record rec{0, remote[k].seq, bytes, imm ? s.d->CS.ImmediateData : 0u, flags, 0, 0, {}};
       if (c->tq_tx->put(rec) != Errc::kOk) return fail(VIP_STATUS_TRANSPORT_ERROR);
     }
     auto t = publish(use_dma);
@@ -816,6 +816,12 @@ VIP_RETURN VipRecvWait(VIP_VI_HANDLE ViHandle, VIP_ULONG TimeOut, VIP_DESCRIPTOR
       if (vi->state != VIP_STATE_CONNECTED || !vi->conn) return VIP_INVALID_STATE;
       if (vi->posted.empty()) return VIP_NOT_DONE;
       if (TimeOut == 0) return VIP_TIMEOUT;
+      // While the message is on its way, take the peer's next receive
+      // descriptor, a cache miss, off the path of the send that will need it.
+      if (vi->remote.empty()) {
+        vi->pull_cookie();
+        if (vi->state != VIP_STATE_CONNECTED) continue;  // garbage: the VI broke
+      }
       c = vi->conn;
       seen = vi->recv_completions.load(std::memory_order_relaxed);
       // From here, a completion found by another thread wakes us.

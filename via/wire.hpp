@@ -53,25 +53,28 @@ constexpr uint32_t kPostMagic = 0x504f5354;  // "POST"
 constexpr uint32_t kSplit = 1;
 
 // Transfer queue (sender -> receiver): a ring of fixed records, one per
-// receive descriptor the sender filled (sect. 3.3.1), written by PIO; the
-// ring's write pointer is published after the data landed.
+// receive descriptor the sender filled (sect. 3.3.1), written by PIO. A
+// record's tag (its ring position + 1) is written last, after the data
+// landed: a receiver that polls the slot finds the whole record in the line
+// it polled. The write pointer follows the tags; its tripwire wakes sleepers.
 struct Record {
-  uint64_t position;  // ring position: checked against the reader's
+  uint64_t tag;       // ring position + 1: checked against the reader's
   uint64_t desc_seq;  // the receive descriptor it completes
   uint32_t length;
   uint32_t immediate;
   uint32_t flags;   // kImmediate | kMore | kError
   uint32_t status;  // with kError: VIP_STATUS_*_ERROR bits for the receiver
   uint64_t check;
+  uint64_t reserved[3];  // zero: a record is a cache line of its own
 };
-static_assert(sizeof(Record) == 40);
+static_assert(sizeof(Record) == 64);
 constexpr uint32_t kImmediate = 1;
 constexpr uint32_t kMore = 2;
 constexpr uint32_t kError = 4;
 constexpr uint32_t kKnownFlags = kImmediate | kMore | kError;
 
 constexpr uint64_t record_check(const Record& r) {
-  uint64_t h = 0x9e3779b97f4a7c15ULL ^ r.position;
+  uint64_t h = 0x9e3779b97f4a7c15ULL ^ r.tag;
   h = (h ^ r.desc_seq) * 0xff51afd7ed558ccdULL;
   h = (h ^ (uint64_t{r.length} << 32 | r.immediate)) * 0xc4ceb9fe1a85ec53ULL;
   h ^= uint64_t{r.flags} << 32 | r.status;
@@ -79,7 +82,8 @@ constexpr uint64_t record_check(const Record& r) {
 }
 
 // Transfer-queue ring layout (receiver's region): [0] write pointer (the
-// tripwire watches it), records from kRing. Sender's region: [0] read pointer.
+// tripwire watches it), records from kRing, one per cache line. Sender's
+// region: [0] read pointer.
 constexpr size_t kTqWrite = 0;
 constexpr size_t kTqRing = 64;
 constexpr size_t kTqRead = 0;

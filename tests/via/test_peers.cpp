@@ -113,7 +113,7 @@ TEST_CASE("a completed descriptor's cookie is revoked, garbage in the transfer q
   // While the descriptor is posted, its buffer is writable...
   auto ap = std::move(nic->import(seg.cookie).value());
   REQUIRE(ap.write(seg.offset, "evil", 4) == clan::Errc::kOk);
-  via::wire::Record rec{0, 0, 4, 0, 0, 0, 0};
+  via::wire::Record rec{0, 0, 4, 0, 0, 0, 0, {}};
   REQUIRE(tq_tx->put(rec) == clan::Errc::kOk);
   REQUIRE(tq_tx->publish_pio() == clan::Errc::kOk);
   VIP_DESCRIPTOR* done = nullptr;
@@ -135,10 +135,21 @@ TEST_CASE("a completed descriptor's cookie is revoked, garbage in the transfer q
   REQUIRE(VipCreateVi(good.nic, &ga, nullptr, nullptr, &gcvi) == VIP_SUCCESS);
   REQUIRE(connect_pair(server, gsvi, gcvi, "srv", "d1"));
 
-  SECTION("garbage in the transfer queue's write pointer: that VI breaks, no crash") {
+  SECTION("garbage in a transfer-queue record: that VI breaks, no crash") {
     REQUIRE(VipPostRecv(svi, server.make(1, 64), server.mh) == VIP_SUCCESS);
     auto ring = std::move(nic->import(rh.tq_ring).value());
+    // The write pointer is a doorbell only: garbage there wakes the VI, which
+    // finds no record and carries on.
     REQUIRE(ring.write_word(via::wire::kTqWrite, 0xdeadbeefcafeULL) == clan::Errc::kOk);
+    CHECK(VipRecvWait(svi, 0, &done) == VIP_TIMEOUT);
+    CHECK(state_of(svi) == VIP_STATE_CONNECTED);
+    // Record 1 (record 0 was the "evil" one): the right tag, a body that is
+    // not one.
+    const size_t slot = via::wire::kTqRing + sizeof(via::wire::Record);
+    unsigned char junk[sizeof(via::wire::Record) - 8];
+    std::memset(junk, 0xa5, sizeof junk);
+    REQUIRE(ring.write(slot + 8, junk, sizeof junk) == clan::Errc::kOk);
+    REQUIRE(ring.write_word(slot, 2) == clan::Errc::kOk);
     REQUIRE(VipRecvWait(svi, 5000, &done) == VIP_DESCRIPTOR_ERROR);
     CHECK((done->CS.Status & VIP_STATUS_TRANSPORT_ERROR) != 0);
     CHECK(state_of(svi) == VIP_STATE_ERROR);
