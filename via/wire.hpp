@@ -29,7 +29,7 @@ struct Hello {
   clan::RdmaCookie tq_read;  // the peer writes its transfer-queue read pointer here
 };
 constexpr uint32_t kHelloMagic = 0x56495043;  // "VIPC"
-constexpr uint16_t kVersion = 2;
+constexpr uint16_t kVersion = 3;  // 3: records a cache line each, published by their tag
 constexpr uint16_t kHello = 0;
 constexpr uint16_t kReject = 1;
 constexpr uint32_t kRdmaWrite = 1;
