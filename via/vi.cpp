@@ -818,7 +818,10 @@ VIP_RETURN VipRecvWait(VIP_VI_HANDLE ViHandle, VIP_ULONG TimeOut, VIP_DESCRIPTOR
       if (TimeOut == 0) return VIP_TIMEOUT;
       // While the message is on its way, take the peer's next receive
       // descriptor, a cache miss, off the path of the send that will need it.
-      if (vi->remote.empty()) {
+      // Not while sends are queued: progress() just gave them what there was,
+      // and one taken here would wait, unseen by a VipSendWait watching the
+      // ring, until the next progress.
+      if (vi->remote.empty() && vi->sends.empty()) {
         vi->pull_cookie();
         if (vi->state != VIP_STATE_CONNECTED) continue;  // garbage: the VI broke
       }
