@@ -1,5 +1,6 @@
 #include "clan_emul/datagram_sender.hpp"
 
+#include "clan_emul/counter.hpp"
 #include "clan_emul/nic.hpp"
 
 namespace clan {

@@ -107,10 +107,6 @@ class DatagramSender {
   void link_loop();
   void stop_link();
   Errc fail_locked(Errc e);
-  // One writer per counter: a load and a store, no locked instruction.
-  static void bump(std::atomic<uint64_t>& c, uint64_t n = 1) {
-    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-  }
 
   DatagramConfig config_;
   std::unique_ptr<DmqSender> dmq_;

@@ -1,6 +1,7 @@
 #include "clan_emul/dma_engine.hpp"
 
 #include "clan_emul/aperture.hpp"
+#include "clan_emul/counter.hpp"
 #include "clan_emul/deadline.hpp"
 #include "clan_emul/dma_stream.hpp"
 #include "clan_emul/spin_wait.hpp"
@@ -80,11 +81,8 @@ bool DmaEngine::drain(uint64_t upto) {
       Errc e = r.src ? r.aperture->write(r.offset, r.src, r.len)
                      : r.aperture->write_word(r.offset, r.word);
       // Only the token's holder writes these: no read-modify-write needed.
-      performed_.store(performed_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-      if (is_inline) {
-        performed_inline_.store(performed_inline_.load(std::memory_order_relaxed) + 1,
-                                std::memory_order_relaxed);
-      }
+      bump(performed_);
+      if (is_inline) bump(performed_inline_);
       r.stream->complete(r.ticket, e);
     }
     performer_.store(0, std::memory_order_seq_cst);

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "clan_emul/counter.hpp"
 #include "clan_emul/dma_stream.hpp"
 #include "clan_emul/event_queue.hpp"
 #include "clan_emul/nic.hpp"
@@ -180,10 +181,8 @@ struct NicImpl {
   std::shared_mutex vi_gate;
 };
 
-// A statistic only its owner writes: no read-modify-write needed.
-inline void bump(std::atomic<uint64_t>& n) {
-  n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-}
+// Statistics only their owner writes: no read-modify-write needed.
+using clan::bump;
 
 // Whether m covers [p, p+len).
 bool covers(const MemReg& m, const void* p, size_t len);
