@@ -15,96 +15,17 @@
 #include "orb_transports/clan/clan_connection.hpp"
 #include "orb_transports/clan/clan_endpoint.hpp"
 #include "orb_transports/common/monitored_connection.hpp"
+#include "orb_transports/plugin_pair.hpp"
 
 using namespace clanorb;
 using namespace std::chrono_literals;
 
 namespace {
 
-omni_time_t after(std::chrono::milliseconds d) {
-  omni_time_t t;
-  omni_thread::get_time(t, omni_time_t(d.count() / 1000, (d.count() % 1000) * 1000000));
-  return t;
-}
-
-template <class Pred>
-bool eventually(Pred p, std::chrono::milliseconds limit = 10s) {
-  auto end = std::chrono::steady_clock::now() + limit;
-  while (!p()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
-
-// An endpoint with its monitor running on a thread, recording what it does.
-struct Server {
-  ClanEndpoint* ep = new ClanEndpoint("", 0);
-  std::thread monitor;
-  std::mutex mu;
-  std::deque<omni::giopConnection*> accepted;
-  std::atomic<int> notified{0};
-  std::atomic<omni::giopConnection*> last{nullptr};
-  std::atomic<bool> monitor_returned{false};
-
-  static void on_readable(void* self, omni::giopConnection* c) {
-    auto* s = static_cast<Server*>(self);
-    s->last = c;
-    s->notified.fetch_add(1);
-  }
-  Server() {
-    REQUIRE(ep->Bind());
-    monitor = std::thread([this] {
-      while (omni::giopConnection* c = ep->AcceptAndMonitor(&Server::on_readable, this)) {
-        std::lock_guard lock(mu);
-        accepted.push_back(c);
-      }
-      monitor_returned = true;
-    });
-  }
-  omni::giopConnection* next_accepted() {
-    omni::giopConnection* c = nullptr;
-    eventually([&] {
-      std::lock_guard lock(mu);
-      if (accepted.empty()) return false;
-      c = accepted.front();
-      accepted.pop_front();
-      return true;
-    });
-    return c;
-  }
-  ~Server() {
-    ep->Poke();
-    monitor.join();
-    ep->Shutdown();
-  }
-};
-
-struct Pair {
-  Server server;
-  omni::giopActiveConnection* client_active = nullptr;
-  omni::giopConnection* client = nullptr;
-  omni::giopConnection* conn = nullptr;  // server side
-  Pair() {
-    std::string node;
-    uint16_t port = 0;
-    REQUIRE(parse_node_address(server.ep->address() + 10, node, port, false));
-    ClanAddress addr(node, port);
-    CORBA::Boolean timed_out = 0;
-    client_active = addr.Connect(after(10s), 0, timed_out);
-    REQUIRE(client_active != nullptr);
-    client = &client_active->getConnection();
-    conn = server.next_accepted();
-    REQUIRE(conn != nullptr);
-  }
-  ~Pair() {
-    conn->Shutdown();
-    conn->decrRefCount(1);
-    client->Shutdown();
-    client->decrRefCount(1);
-  }
-  void send(const char* s) { REQUIRE(client->Send((void*)s, strlen(s), after(5s)) == (int)strlen(s)); }
-};
+using plugin_test::after;
+using plugin_test::eventually;
+using Pair = plugin_test::Pair<ClanEndpoint, ClanAddress>;
+using Server = plugin_test::Server<ClanEndpoint>;
 
 }  // namespace
 
