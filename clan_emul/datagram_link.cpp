@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "clan_emul/counter.hpp"
 #include "clan_emul/event_queue.hpp"
 #include "clan_emul/nic.hpp"
 #include "clan_emul/oob_listener.hpp"
@@ -446,7 +447,7 @@ Errc DatagramLink::send(const void* data, size_t len, Deadline deadline) {
     sent_.store(seq, std::memory_order_release);  // not sent: the number is reused
     return e;
   }
-  data_bytes_sent_.fetch_add(len, std::memory_order_relaxed);
+  bump(data_bytes_sent_, len);  // under send_mu_: one writer
   return Errc::kOk;
 }
 

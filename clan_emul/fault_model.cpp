@@ -36,6 +36,8 @@ uint64_t Xoshiro256ss::next() {
 }
 
 FaultDecision FaultInjector::next() {
+  // A faultless model decides nothing: no draws (the rates never change).
+  if (model_.drop_rate <= 0 && model_.corrupt_rate <= 0) return {};
   // Always two draws, so decision i depends on the seed and i only.
   const double u = rng_.uniform();
   const uint64_t where = rng_.next();
