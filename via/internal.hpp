@@ -275,6 +275,10 @@ struct Vi {
   std::atomic<uint64_t> recv_completions{0};
   uint32_t recv_waiters = 0;  // threads in VipRecvWait between checks (under mu)
   uint32_t cookie_waiters = 0;  // threads in VipSendWait for a receive descriptor (under mu)
+  // Send completions so far: a VipSendWait asleep on the cookie ring also
+  // wakes for one that another thread's progress made (it took the
+  // descriptor the sleeper was woken for). Written under mu.
+  std::atomic<uint64_t> send_completions{0};
 
   // Caches, under mu: the last registrations looked up (valid while the
   // NIC's mem_epoch is unchanged) and the last peer region mapped.

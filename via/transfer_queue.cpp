@@ -52,6 +52,7 @@ constexpr size_t kBody = sizeof(uint64_t);  // where a record's body starts, aft
 
 Errc TransferSender::put(Record r) {
   r.tag = write_i_ + 1;
+  r.reserved[0] = r.reserved[1] = r.reserved[2] = 0;
   r.check = record_check(r);
   Errc e = ring_.write(slot_at(write_i_, slots_) + kBody, reinterpret_cast<const std::byte*>(&r) + kBody,
                        sizeof r - kBody);
@@ -108,7 +109,8 @@ clan::Result<std::optional<Record>> TransferReceiver::peek() const {
   // The tag was loaded with acquire: the body written before it is visible.
   Record r;
   std::memcpy(&r, region_.data() + slot_at(read, slots_), sizeof r);
-  if (r.tag != read + 1 || r.check != record_check(r) || (r.flags & ~kKnownFlags) != 0) {
+  if (r.tag != read + 1 || r.check != record_check(r) || (r.flags & ~kKnownFlags) != 0 ||
+      (r.reserved[0] | r.reserved[1] | r.reserved[2]) != 0) {
     return Errc::kCorrupt;
   }
   return std::optional<Record>(r);

@@ -67,6 +67,7 @@ class TransferReceiver {
     return tag_at(read) == read + 1;
   }
   clan::Tripwire& tripwire() { return tripwire_; }
+  const clan::Region& region() const { return region_; }  // the ring, to watch more of it
 
  private:
   uint64_t tag_at(uint64_t position) const;

@@ -74,6 +74,15 @@ const std::shared_ptr<clan::Aperture>* Vi::map(const clan::RdmaCookie& c, Errc& 
 void Vi::finish_send(QueuedSend& s, uint32_t status) {
   s.d->CS.Status = status | VIP_STATUS_DONE | VIP_STATUS_OP_SEND;
   send_done.push_back(s.d);
+  const uint64_t n = send_completions.load(std::memory_order_relaxed) + 1;
+  if (cookie_waiters == 0) {
+    send_completions.store(n, std::memory_order_relaxed);
+  } else {
+    // A VipSendWait is (about to be) asleep on the cookie ring, whose
+    // descriptor this send may just have taken: wake it.
+    send_completions.store(n, std::memory_order_seq_cst);
+    if (conn) conn->ck_rx->tripwire().wake_waiters();
+  }
   if (send_cq) send_cq->push(this, false);
 }
 
@@ -201,9 +210,9 @@ void Vi::poll_records() {
 }
 
 // Takes the peer's next receive descriptor off the cookie ring, if it has
-// posted one: true if it did. Pulled only when a send needs one, so the slot
-// after the last one posted is not read in vain: reading it takes the line
-// from the peer, whose next post then waits for it.
+// posted one: true if it did. Pulled when a send needs one, and once ahead by
+// a waiting VipRecvWait; not more eagerly: reading the slot after the last
+// one posted takes its line from the peer, whose next post then waits for it.
 bool Vi::pull_cookie() {
   if (!conn || state != VIP_STATE_CONNECTED) return false;
   const std::byte* m = conn->ck_rx->peek();
@@ -761,6 +770,7 @@ VIP_RETURN VipSendWait(VIP_VI_HANDLE ViHandle, VIP_ULONG TimeOut, VIP_DESCRIPTOR
   for (;;) {
     std::shared_ptr<Conn> c;
     uint64_t ticket = 0;
+    uint64_t seen = 0;
     {
       std::lock_guard lock(vi->mu);
       stop_waiting(waited);
@@ -778,6 +788,7 @@ VIP_RETURN VipSendWait(VIP_VI_HANDLE ViHandle, VIP_ULONG TimeOut, VIP_DESCRIPTOR
         if (vi->cookie_waiters++ == 0) c->ck_rx->want_doorbell(true);
         waiting = true;
         waited = c;
+        seen = vi->send_completions.load(std::memory_order_relaxed);
       }
     }
     if (!deadline) deadline = deadline_ms(TimeOut);
@@ -793,7 +804,10 @@ VIP_RETURN VipSendWait(VIP_VI_HANDLE ViHandle, VIP_ULONG TimeOut, VIP_DESCRIPTOR
       // transfer queue to drain: rare, so a short slice).
       auto slice = clan::Deadline::after(std::chrono::milliseconds(2));
       c->ck_rx->tripwire().wait(
-          [&c] { return c->ck_rx->readable() || c->down.load(std::memory_order_acquire) != 0; },
+          [&c, vi, seen] {
+            return c->ck_rx->readable() || c->down.load(std::memory_order_acquire) != 0 ||
+                   vi->send_completions.load(std::memory_order_seq_cst) != seen;
+          },
           slice.when() < deadline->when() ? slice : *deadline);
     }
   }
@@ -804,6 +818,7 @@ VIP_RETURN VipRecvWait(VIP_VI_HANDLE ViHandle, VIP_ULONG TimeOut, VIP_DESCRIPTOR
   if (!vi || !DescriptorPtr) return VIP_INVALID_PARAMETER;
   std::optional<clan::Deadline> deadline;  // read the clock only to wait
   bool waiting = false;                    // counted in vi->recv_waiters
+  bool looked_ahead = false;               // the peer's next descriptor was looked for
   for (;;) {
     std::shared_ptr<Conn> c;
     uint64_t seen = 0;
@@ -820,8 +835,11 @@ VIP_RETURN VipRecvWait(VIP_VI_HANDLE ViHandle, VIP_ULONG TimeOut, VIP_DESCRIPTOR
       // descriptor, a cache miss, off the path of the send that will need it.
       // Not while sends are queued: progress() just gave them what there was,
       // and one taken here would wait, unseen by a VipSendWait watching the
-      // ring, until the next progress.
-      if (vi->remote.empty() && vi->sends.empty()) {
+      // ring, until the next progress. Once per wait: a slot the peer has not
+      // written yet, read again at every wake-up, would take its line from
+      // the peer's next post each time.
+      if (!looked_ahead && vi->remote.empty() && vi->sends.empty()) {
+        looked_ahead = true;
         vi->pull_cookie();
         if (vi->state != VIP_STATE_CONNECTED) continue;  // garbage: the VI broke
       }

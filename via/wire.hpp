@@ -65,7 +65,7 @@ struct Record {
   uint32_t flags;   // kImmediate | kMore | kError
   uint32_t status;  // with kError: VIP_STATUS_*_ERROR bits for the receiver
   uint64_t check;
-  uint64_t reserved[3];  // zero: a record is a cache line of its own
+  uint64_t reserved[3];  // zero (checked): a record is a cache line of its own
 };
 static_assert(sizeof(Record) == 64);
 constexpr uint32_t kImmediate = 1;

@@ -138,9 +138,13 @@ TEST_CASE("a completed descriptor's cookie is revoked, garbage in the transfer q
   SECTION("garbage in a transfer-queue record: that VI breaks, no crash") {
     REQUIRE(VipPostRecv(svi, server.make(1, 64), server.mh) == VIP_SUCCESS);
     auto ring = std::move(nic->import(rh.tq_ring).value());
-    // The write pointer is a doorbell only: garbage there wakes the VI, which
-    // finds no record and carries on.
-    REQUIRE(ring.write_word(via::wire::kTqWrite, 0xdeadbeefcafeULL) == clan::Errc::kOk);
+    // The write pointer is a doorbell only: garbage written there while the
+    // VI waits wakes it, and it finds no record and waits on.
+    clan::Errc rung = clan::Errc::kClosed;
+    std::thread doorbell([&] { rung = ring.write_word(via::wire::kTqWrite, 0xdeadbeefcafeULL); });
+    CHECK(VipRecvWait(svi, 50, &done) == VIP_TIMEOUT);
+    doorbell.join();
+    REQUIRE(rung == clan::Errc::kOk);
     CHECK(VipRecvWait(svi, 0, &done) == VIP_TIMEOUT);
     CHECK(state_of(svi) == VIP_STATE_CONNECTED);
     // Record 1 (record 0 was the "evil" one): the right tag, a body that is
@@ -162,11 +166,25 @@ TEST_CASE("a completed descriptor's cookie is revoked, garbage in the transfer q
     std::memset(junk, 0xa5, sizeof junk);
     REQUIRE(ring.write(via::wire::kCkRing + 8, junk, sizeof junk) == clan::Errc::kOk);
     REQUIRE(ring.write_word(via::wire::kCkRing, 1) == clan::Errc::kOk);
-    // Receiving never reads the peer's descriptors: the VI stays up until it sends.
+    // Polling for receives never reads the peer's descriptors: the VI stays
+    // up until it sends (or waits, below).
     REQUIRE(VipPostRecv(svi, server.make(1, 64), server.mh) == VIP_SUCCESS);
     CHECK(VipRecvDone(svi, &done) == VIP_NOT_DONE);
     CHECK(state_of(svi) == VIP_STATE_CONNECTED);
     CHECK(VipPostSend(svi, server.make(3, 4), server.mh) == VIP_INVALID_STATE);
+    CHECK(state_of(svi) == VIP_STATE_ERROR);
+  }
+  SECTION("a cookie-ring slot published with garbage: a VipRecvWait that takes it ahead breaks the VI") {
+    auto ring = std::move(nic->import(rh.ck_ring).value());
+    unsigned char junk[64];
+    std::memset(junk, 0xa5, sizeof junk);
+    REQUIRE(ring.write(via::wire::kCkRing + 8, junk, sizeof junk) == clan::Errc::kOk);
+    REQUIRE(ring.write_word(via::wire::kCkRing, 1) == clan::Errc::kOk);
+    REQUIRE(VipPostRecv(svi, server.make(1, 64), server.mh) == VIP_SUCCESS);
+    // Waiting, it looks for the peer's next descriptor: garbage.
+    const VIP_RETURN r = VipRecvWait(svi, 5000, &done);
+    INFO("VipRecvWait returned " << r);
+    CHECK(r == VIP_DESCRIPTOR_ERROR);
     CHECK(state_of(svi) == VIP_STATE_ERROR);
   }
   SECTION("a cookie-ring slot whose segment lies outside its cookie: that VI breaks") {

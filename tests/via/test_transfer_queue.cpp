@@ -4,11 +4,15 @@
 // tripwire and is never read; tags of older laps and garbage are told apart.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <thread>
+#include <vector>
 
 #include "clan_emul/dma_stream.hpp"
+#include "clan_emul/event_queue.hpp"
 #include "clan_emul/nic.hpp"
 #include "via/transfer_queue.hpp"
 #include "via/wire.hpp"
@@ -21,18 +25,24 @@ namespace {
 
 constexpr uint32_t kSlots = 8;
 
+// A NIC whose waiters spin for `spin` before they sleep.
+clan::NicConfig nic_config(std::chrono::nanoseconds spin = std::chrono::microseconds(50)) {
+  clan::NicConfig c;
+  c.spin_budget = spin;
+  return c;
+}
+
 struct Queue {
-  std::unique_ptr<clan::Nic> nic = std::move(clan::Nic::open({}).value());
+  explicit Queue(clan::NicConfig config = nic_config()) : nic(std::move(clan::Nic::open(config).value())) {
+    REQUIRE(tx->attach(*nic, rx->cookie(), kSlots) == Errc::kOk);
+    REQUIRE(rx->attach(*nic, tx->cookie()) == Errc::kOk);
+  }
+  std::unique_ptr<clan::Nic> nic;
   std::unique_ptr<via::TransferReceiver> rx =
       std::move(via::TransferReceiver::create(*nic, kSlots).value());
   std::unique_ptr<via::TransferSender> tx = std::move(via::TransferSender::create(*nic).value());
   // What a hostile peer writes with: the receiver's ring, imported directly.
   clan::Aperture ring = std::move(nic->import(rx->cookie()).value());
-
-  Queue() {
-    REQUIRE(tx->attach(*nic, rx->cookie(), kSlots) == Errc::kOk);
-    REQUIRE(rx->attach(*nic, tx->cookie()) == Errc::kOk);
-  }
   // The next record, which must be there.
   Record take() {
     auto r = rx->peek();
@@ -88,6 +98,54 @@ TEST_CASE("a record published by DMA appears once the engine has written its tag
   CHECK(q.nothing());
 }
 
+TEST_CASE("a record published by DMA: the engine writes its tag after the data and rings after the tag",
+          "[via][tq]") {
+  Queue q;
+  clan::DmaStream dma(*q.nic, nullptr, 0);
+  // Tripwires on the data's last word, the record's tag and the doorbell
+  // post to one event queue, in the order the engine writes them.
+  constexpr size_t kBig = 1 << 20;
+  auto data = std::move(q.nic->export_region(kBig).value());
+  auto data_ap = std::move(q.nic->import(data.cookie()).value());
+  auto events = std::move(q.nic->create_event_queue().value());
+  const uint32_t on_data = events.add_source(1).value();
+  const uint32_t on_tag = events.add_source(2).value();
+  auto data_tw = std::move(q.nic->arm_tripwire(data, kBig - 8).value());
+  auto tag_tw = std::move(q.nic->arm_tripwire(q.rx->region(), via::wire::kTqRing).value());
+  data_tw.set_queue(&events, on_data);
+  tag_tw.set_queue(&events, on_tag);
+  const uint32_t on_bell = events.add_source(3).value();
+  q.rx->tripwire().set_queue(&events, on_bell);
+
+  std::vector<unsigned char> src(kBig, 0x3c);
+  REQUIRE(dma.write(data_ap, 0, src.data(), kBig).ok());
+  REQUIRE(q.tx->put(record(9, 4096)) == Errc::kOk);
+  auto t = q.tx->publish_dma(dma);
+  REQUIRE(t.ok());
+  REQUIRE(dma.wait(*t, clan::Deadline::after(10s)) == Errc::kOk);
+  std::vector<uint32_t> order;
+  while (auto e = events.poll()) order.push_back(e->source);
+  CHECK(order == std::vector<uint32_t>{on_data, on_tag, on_bell});
+  CHECK(q.take().desc_seq == 9);
+}
+
+TEST_CASE("a waiter asleep on the doorbell wakes for a record published by DMA", "[via][tq]") {
+  // No spinning: the waiter sleeps at once, and only the doorbell wakes it.
+  Queue q(nic_config(std::chrono::nanoseconds(0)));
+  clan::DmaStream dma(*q.nic, nullptr, 0);
+  std::atomic<bool> woke{false};
+  std::thread waiter([&] {
+    woke = q.rx->tripwire().wait([&] { return q.rx->readable(); }, clan::Deadline::after(30s)) == Errc::kOk;
+  });
+  REQUIRE(q.tx->put(record(9, 64)) == Errc::kOk);
+  auto t = q.tx->publish_dma(dma);
+  REQUIRE(t.ok());
+  waiter.join();
+  CHECK(woke);
+  REQUIRE(dma.wait(*t, clan::Deadline::after(10s)) == Errc::kOk);
+  CHECK(q.take().desc_seq == 9);
+}
+
 TEST_CASE("the ring wraps: an older lap's tag is not taken for a new record", "[via][tq]") {
   Queue q;
   for (uint64_t i = 0; i < 3 * kSlots; ++i) {
@@ -114,6 +172,14 @@ TEST_CASE("a hostile peer's garbage: the write pointer is ignored, a bad record 
     CHECK(q.nothing());  // no tag yet
     REQUIRE(q.ring.write_word(via::wire::kTqRing, 1) == Errc::kOk);
     CHECK(q.rx->readable());
+    CHECK(q.rx->peek().error() == Errc::kCorrupt);
+  }
+  SECTION("a well-formed record with its reserved words not zero") {
+    Record r = record(0, 4);
+    r.reserved[1] = 1;
+    r.tag = 1;
+    r.check = via::wire::record_check(r);
+    REQUIRE(q.ring.write(via::wire::kTqRing, &r, sizeof r) == Errc::kOk);
     CHECK(q.rx->peek().error() == Errc::kCorrupt);
   }
   SECTION("a well-formed record with unknown flags") {
