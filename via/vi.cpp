@@ -71,18 +71,26 @@ const std::shared_ptr<clan::Aperture>* Vi::map(const clan::RdmaCookie& c, Errc& 
   return &last_map;
 }
 
+namespace {
+// Under the VI's lock: one more completion. A waiter (about to be) asleep on
+// `tripwire` whose ready() compares the count is woken to see it.
+void count_completion(std::atomic<uint64_t>& count, uint32_t waiters, const clan::Tripwire* tripwire) {
+  const uint64_t n = count.load(std::memory_order_relaxed) + 1;
+  if (waiters == 0) {
+    count.store(n, std::memory_order_relaxed);
+    return;
+  }
+  count.store(n, std::memory_order_seq_cst);
+  if (tripwire) tripwire->wake_waiters();
+}
+}  // namespace
+
 void Vi::finish_send(QueuedSend& s, uint32_t status) {
   s.d->CS.Status = status | VIP_STATUS_DONE | VIP_STATUS_OP_SEND;
   send_done.push_back(s.d);
-  const uint64_t n = send_completions.load(std::memory_order_relaxed) + 1;
-  if (cookie_waiters == 0) {
-    send_completions.store(n, std::memory_order_relaxed);
-  } else {
-    // A VipSendWait is (about to be) asleep on the cookie ring, whose
-    // descriptor this send may just have taken: wake it.
-    send_completions.store(n, std::memory_order_seq_cst);
-    if (conn) conn->ck_rx->tripwire().wake_waiters();
-  }
+  // A VipSendWait asleep on the cookie ring: this send may have taken the
+  // descriptor it was woken for.
+  count_completion(send_completions, cookie_waiters, conn ? &conn->ck_rx->tripwire() : nullptr);
   if (send_cq) send_cq->push(this, false);
 }
 
@@ -90,14 +98,8 @@ void Vi::finish_recv(PostedRecv& p, uint32_t status) {
   p.d->CS.Status = status | VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE;
   for (MemRegion* r : p.regions) nic->release(r);  // may revoke the peer's access
   recv_done.push_back(p.d);
-  const uint64_t n = recv_completions.load(std::memory_order_relaxed) + 1;
-  if (recv_waiters == 0) {
-    recv_completions.store(n, std::memory_order_relaxed);
-  } else {
-    // A VipRecvWait in another thread is (about to be) blocked: wake it.
-    recv_completions.store(n, std::memory_order_seq_cst);
-    if (conn) conn->tq_rx->tripwire().wake_waiters();
-  }
+  // A VipRecvWait in another thread, (about to be) blocked.
+  count_completion(recv_completions, recv_waiters, conn ? &conn->tq_rx->tripwire() : nullptr);
   if (recv_cq && recv_notify) recv_cq->push(this, true);
 }
 
