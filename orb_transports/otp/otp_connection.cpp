@@ -182,7 +182,7 @@ void OtpConnection::take_in(std::unique_lock<std::mutex>& lk) {
     auto r = link_->try_receive(side_rxbuf_.data(), side_rxbuf_.size());
     lk.lock();
     if (r) {
-      engine_.on_packet(side_rxbuf_.data(), r.value(), read_clock());
+      engine_.on_packet(side_rxbuf_.data(), r.value(), clan::now_ns());
     } else if (r.error() != Errc::kTimeout || !link_->unread()) {
       break;  // nothing more now, or a receiver came; a broken link is Recv's to report
     }
@@ -243,8 +243,8 @@ int OtpConnection::send_to_engine(std::byte* data, size_t len, bool complete, bo
   // copy for retransmission (taken after the first transmission); one-ways
   // go without any copy. See omnitransport/DESIGN.md.
   otp::Errc e = in_place ? engine_.send_in_place(data, len, complete, exactly_once,
-                                                 otp::Retain::kCopy, read_clock())
-                         : engine_.send(data, len, complete, exactly_once, read_clock());
+                                                 otp::Retain::kCopy, clan::now_ns())
+                         : engine_.send(data, len, complete, exactly_once, clan::now_ns());
   push_out(lock, deadline);
   return e == otp::Errc::kOk ? 0 : -1;
 }
@@ -301,10 +301,7 @@ int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
     Waiting(const Waiting&) = delete;
     Waiting& operator=(const Waiting&) = delete;
   } waiting(*this);
-  // Before the first wait, the last reading (a lower bound: a timer it finds
-  // due is due; one it misses bounds the wait, which then ends at once and
-  // reads the clock). Read after each datagram. A reading costs 25 ns.
-  uint64_t now = clock_ns_;
+  uint64_t now = 0;  // read when first needed, then after each datagram (reading costs)
   for (;;) {
     collect_locked();
     if (!ready_.empty()) {
@@ -324,7 +321,8 @@ int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
       return static_cast<int>(got);
     }
     if (ended_) return -1;
-    if (auto t = engine_.next_timer(); t && *t <= now) engine_.on_timer(now = read_clock());
+    if (now == 0) now = clan::now_ns();
+    if (auto t = engine_.next_timer(); t && *t <= now) engine_.on_timer(now);
     flush(lock);  // never waits long for credit
     // Wait for a datagram, the engine's next timer, or the caller's deadline;
     // while packets wait for credit, in short slices so they leave as soon as
@@ -349,7 +347,7 @@ int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
     lock.unlock();
     auto r = link_->receive(rxbuf_.data(), rxbuf_.size(), poll ? kPoll : until);
     lock.lock();
-    now = read_clock();
+    now = clan::now_ns();
     if (r) {
       engine_.on_packet(rxbuf_.data(), r.value(), now);
     } else if (r.error() == Errc::kTimeout) {
@@ -368,7 +366,7 @@ int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
 void OtpConnection::on_timer_due() {
   std::unique_lock lock(mu_);
   scheduled_ = 0;  // the service dropped us before calling
-  const uint64_t now = read_clock();
+  const uint64_t now = clan::now_ns();
   const auto t = engine_.next_timer();
   // A thread in Recv runs the timers itself, after taking in what has
   // arrived. Run here while datagrams wait in the link, a timer would act on
@@ -450,7 +448,7 @@ bool OtpConnection::wait_readable(clan::Deadline deadline) {
     auto r = link_->receive(rxbuf_.data(), rxbuf_.size(), deadline);
     if (!r) return r.error() != Errc::kTimeout;  // a closed link is readable
     std::unique_lock lock(mu_);
-    engine_.on_packet(rxbuf_.data(), r.value(), read_clock());
+    engine_.on_packet(rxbuf_.data(), r.value(), clan::now_ns());
     flush(lock);
   }
 }
@@ -458,7 +456,7 @@ bool OtpConnection::wait_readable(clan::Deadline deadline) {
 void OtpConnection::Shutdown() {
   {
     std::lock_guard lock(mu_);
-    engine_.close(read_clock());
+    engine_.close(clan::now_ns());
     if (!ended_) log_end("shut down");
     ended_ = true;
   }

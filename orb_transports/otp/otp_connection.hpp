@@ -96,9 +96,6 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
 
   std::mutex mu_;  // the engine and the delivery queues; never held while waiting on the link
   otp::Engine engine_;
-  // With mu_ held: the time now, also kept as clock_ns_.
-  uint64_t read_clock() { return clock_ns_ = clan::now_ns(); }
-  uint64_t clock_ns_ = 0;  // the last reading (under mu_): never later than now
   uint64_t rto_ns_;
   GiopFramer framer_;
   std::vector<std::byte> undecided_;  // bytes of a request whose header is incomplete
