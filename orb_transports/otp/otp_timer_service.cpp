@@ -25,7 +25,20 @@ void OtpTimerService::schedule(OtpTimerClient* c, uint64_t due) {
   when_[c] = due;
   // Wake the thread only if it would sleep past this: during steady traffic
   // every call moves its timers later, and that must cost no wake-up.
-  if (due < sleeping_until_) cv_.notify_one();
+  if (due < sleeping_until_) {
+    ++notifications_;
+    cv_.notify_one();
+  }
+}
+
+uint64_t OtpTimerService::notifications() const {
+  std::lock_guard lock(mu_);
+  return notifications_;
+}
+
+uint64_t OtpTimerService::sleeping_until() const {
+  std::lock_guard lock(mu_);
+  return sleeping_until_;
 }
 
 void OtpTimerService::unschedule_locked(OtpTimerClient* c) {

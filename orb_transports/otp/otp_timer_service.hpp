@@ -28,13 +28,19 @@ class OtpTimerService {
   void schedule(OtpTimerClient* c, uint64_t due);
   // Unschedules `c` and waits until it is not being run.
   void forget(OtpTimerClient* c);
+  // How often schedule() woke the thread (it does only for a time earlier
+  // than the one it sleeps until), and that time (UINT64_MAX: none; 0: it
+  // is running a client).
+  uint64_t notifications() const;
+  uint64_t sleeping_until() const;
 
  private:
   OtpTimerService();
   void run();
   void unschedule_locked(OtpTimerClient* c);
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
+  uint64_t notifications_ = 0;
   std::multimap<uint64_t, OtpTimerClient*> due_;
   std::map<OtpTimerClient*, uint64_t> when_;
   uint64_t sleeping_until_ = UINT64_MAX;  // when the thread wakes by itself
