@@ -102,10 +102,8 @@ struct Pair {
     REQUIRE(conn != nullptr);
   }
   ~Pair() {
-    if (conn) {
-      conn->Shutdown();
-      conn->decrRefCount(1);
-    }
+    conn->Shutdown();
+    conn->decrRefCount(1);
     client->Shutdown();
     client->decrRefCount(1);
   }
