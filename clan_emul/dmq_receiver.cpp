@@ -60,17 +60,19 @@ bool DmqReceiver::sender_closed() const {
 }
 
 bool DmqReceiver::readable() const {
-  return status() != Errc::kOk || lazy_write() != read_i_ || sender_closed();
+  return status() != Errc::kOk || lazy_write() != read_i_.load(std::memory_order_relaxed) ||
+         sender_closed();
 }
 
 Result<DmqMessage> DmqReceiver::receive(Deadline deadline) {
   if (pending_ != 0) return Errc::kInvalidArgument;  // release() the previous message first
   if (Errc st = status(); st != Errc::kOk) return st;
+  const uint64_t read_i = read_i_.load(std::memory_order_relaxed);  // only this thread writes it
   uint64_t lw = 0;
   auto ready = [&] {
     if (status() != Errc::kOk) return true;
     lw = lazy_write();
-    return lw != read_i_ || sender_closed();
+    return lw != read_i || sender_closed();
   };
   if (Errc e = data_tripwire_.wait(ready, deadline); e != Errc::kOk) return e;
   if (Errc st = status(); st != Errc::kOk) return st;
@@ -78,16 +80,16 @@ Result<DmqMessage> DmqReceiver::receive(Deadline deadline) {
   // first read of the pointer but before the close was seen.
   lw = lazy_write();
   // The sender wrote lw: it must lie in [read_i, read_i + ring] and be aligned.
-  if (lw < read_i_ || lw - read_i_ > config_.ring_bytes || lw % 8 != 0) return fail(Errc::kCorrupt);
-  if (lw == read_i_) return fail(Errc::kClosed);  // closed and drained
-  const size_t at = kRing + (read_i_ & (config_.ring_bytes - 1));
+  if (lw < read_i || lw - read_i > config_.ring_bytes || lw % 8 != 0) return fail(Errc::kCorrupt);
+  if (lw == read_i) return fail(Errc::kClosed);  // closed and drained
+  const size_t at = kRing + (read_i & (config_.ring_bytes - 1));
   // Read the header once: the peer may rewrite it while we look.
   const uint64_t hdr =
       std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(region_.data() + at))
           .load(std::memory_order_relaxed);
   const uint32_t len = static_cast<uint32_t>(hdr);
-  if (hdr != header(read_i_, len) || len > config_.max_message ||
-      kHeader + align8(len) > lw - read_i_) {
+  if (hdr != header(read_i, len) || len > config_.max_message ||
+      kHeader + align8(len) > lw - read_i) {
     return fail(Errc::kCorrupt);
   }
   pending_ = kHeader + align8(len);
@@ -96,19 +98,20 @@ Result<DmqMessage> DmqReceiver::receive(Deadline deadline) {
 
 Errc DmqReceiver::release() {
   if (pending_ == 0) return Errc::kInvalidArgument;
-  read_i_ += pending_;
+  const uint64_t read_i = read_i_.load(std::memory_order_relaxed) + pending_;
+  read_i_.store(read_i, std::memory_order_relaxed);
   pending_ = 0;
   // A sender that closed needs no more read pointers (and may be gone): the
   // messages it left in our ring can still be drained.
   if (sender_closed()) return Errc::kOk;
-  Errc e = sender_.write_word(kLazyRead, read_i_);  // fires the sender's space tripwire
+  Errc e = sender_.write_word(kLazyRead, read_i);  // fires the sender's space tripwire
   return e == Errc::kOk ? Errc::kOk : fail(e);
 }
 
 Errc DmqReceiver::close() {
   if (!sender_.valid()) return Errc::kInvalidArgument;
   Errc e = sender_.write_word(kReceiverClosed, 1);
-  if (e == Errc::kOk) e = sender_.write_word(kLazyRead, read_i_);
+  if (e == Errc::kOk) e = sender_.write_word(kLazyRead, read_i_.load(std::memory_order_relaxed));
   fail(Errc::kClosed);
   return e;
 }

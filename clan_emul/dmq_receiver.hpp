@@ -74,7 +74,8 @@ class DmqReceiver {
   Region region_;
   Tripwire data_tripwire_;
   Aperture sender_;
-  uint64_t read_i_ = 0;
+  // Written by the receiving thread only; readable() may look from another.
+  std::atomic<uint64_t> read_i_{0};
   size_t pending_ = 0;  // bytes of the message handed out, consumed on release()
   std::atomic<Errc> status_{Errc::kOk};
   std::atomic<bool> peer_closed_{false};
