@@ -28,6 +28,9 @@ void SharedMemory::reset() {
   fd_ = -1;
 }
 
+// No shrinking, no growing, no further seals (a peer adding a write seal).
+constexpr int kSizeSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+
 static size_t page_round(size_t n) {
   size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   return (n + page - 1) / page * page;
@@ -36,10 +39,14 @@ static size_t page_round(size_t n) {
 Result<SharedMemory> SharedMemory::create(const std::string& name, size_t size) {
   if (size == 0) return Errc::kInvalidArgument;
   SharedMemory m;
-  m.fd_ = memfd_create(name.c_str(), MFD_CLOEXEC);
+  m.fd_ = memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (m.fd_ < 0) return Errc::kSystem;
   m.size_ = page_round(size);
   if (ftruncate(m.fd_, static_cast<off_t>(m.size_)) != 0) return Errc::kNoResources;
+  // Every peer that maps the region holds a writable descriptor of it: a
+  // hostile one could shrink the file under our mapping, and our next access
+  // would die of SIGBUS. Sealed, the size is fixed for good.
+  if (fcntl(m.fd_, F_ADD_SEALS, kSizeSeals) != 0) return Errc::kSystem;
   void* p = mmap(nullptr, m.size_, PROT_READ | PROT_WRITE, MAP_SHARED, m.fd_, 0);
   if (p == MAP_FAILED) return Errc::kNoResources;
   m.data_ = static_cast<std::byte*>(p);
@@ -67,6 +74,9 @@ Result<SharedMemory> SharedMemory::open_peer(pid_t pid, int fd, const std::strin
   if (fstat(m.fd_, &st) != 0) return Errc::kSystem;
   m.size_ = static_cast<size_t>(st.st_size);
   if (m.size_ < min_size || m.size_ == 0) return Errc::kCorrupt;
+  // A region whose size its owner could still change is refused (see create()).
+  const int seals = fcntl(m.fd_, F_GET_SEALS);
+  if (seals < 0 || (seals & kSizeSeals) != kSizeSeals) return Errc::kCorrupt;
   void* p = mmap(nullptr, m.size_, PROT_READ | PROT_WRITE, MAP_SHARED, m.fd_, 0);
   if (p == MAP_FAILED) return Errc::kNoResources;
   m.data_ = static_cast<std::byte*>(p);

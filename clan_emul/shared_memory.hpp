@@ -19,10 +19,13 @@ class SharedMemory {
   SharedMemory& operator=(SharedMemory&& o) noexcept;
   ~SharedMemory() { reset(); }
 
-  // Creates a zero-filled region of `size` bytes (rounded up to pages).
+  // Creates a zero-filled region of `size` bytes (rounded up to pages),
+  // sealed against any change of size.
   static Result<SharedMemory> create(const std::string& name, size_t size);
   // Maps another process's memfd. `expect_name` must match the memfd's name
-  // (a reused fd number maps nothing); at least `min_size` bytes must exist.
+  // (a reused fd number maps nothing); at least `min_size` bytes must exist,
+  // and the memfd must be sealed as create() seals it (kCorrupt otherwise:
+  // its owner could shrink it under our mapping).
   static Result<SharedMemory> open_peer(pid_t pid, int fd, const std::string& expect_name,
                                         size_t min_size);
 

@@ -1,12 +1,19 @@
 // Exported regions, RDMA cookies and apertures: writes land, bad cookies write nothing.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
 #include "clan_emul/aperture.hpp"
 #include "clan_emul/nic.hpp"
 #include "clan_emul/region.hpp"
+#include "clan_emul/shared_memory.hpp"
 #include "clan_emul/tripwire.hpp"
 #include "support/child_process.hpp"
 
@@ -52,6 +59,36 @@ TEST_CASE("writes outside the aperture are rejected and write nothing", "[region
   CHECK(ap->write_word(4096, 1) == Errc::kOutOfRange);
   CHECK(ap->write_word(3, 1) == Errc::kInvalidArgument);
   CHECK(all_zero(r->data(), r->size()));
+}
+
+TEST_CASE("a peer's descriptor of a region cannot change its size, and an unsealed memfd is refused",
+          "[region][cookie]") {
+  auto m = SharedMemory::create("clan-test-sealed", 4096);
+  REQUIRE(m.ok());
+  // What a peer holds: the memfd opened read-write through /proc.
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/fd/%d", m->fd());
+  const int peer_fd = open(path, O_RDWR | O_CLOEXEC);
+  REQUIRE(peer_fd >= 0);
+  errno = 0;
+  CHECK(ftruncate(peer_fd, 0) != 0);
+  CHECK(errno == EPERM);
+  CHECK(ftruncate(peer_fd, 8192) != 0);
+  CHECK(fcntl(peer_fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE) != 0);
+  close(peer_fd);
+  m->data()[4095] = std::byte{7};  // still all there (a shrunk file would raise SIGBUS)
+  CHECK(m->data()[4095] == std::byte{7});
+  auto mapped = SharedMemory::open_peer(getpid(), m->fd(), "clan-test-sealed", 4096);
+  REQUIRE(mapped.ok());
+  CHECK(mapped->data()[4095] == std::byte{7});
+
+  // A memfd its owner could still shrink is not mapped.
+  const int unsealed = memfd_create("clan-test-unsealed", MFD_CLOEXEC);
+  REQUIRE(unsealed >= 0);
+  REQUIRE(ftruncate(unsealed, 4096) == 0);
+  auto refused = SharedMemory::open_peer(getpid(), unsealed, "clan-test-unsealed", 4096);
+  CHECK(refused.error() == Errc::kCorrupt);
+  close(unsealed);
 }
 
 TEST_CASE("forged cookies are rejected on import", "[region][cookie]") {
