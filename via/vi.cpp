@@ -6,6 +6,7 @@
 // Progress is made inside the calls (post, done, wait, CQ): there is no
 // library thread. All of it runs under the VI's lock.
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstring>
 #include <iterator>
@@ -19,6 +20,19 @@ namespace via {
 using clan::Errc;
 
 namespace {
+
+// A copy of descriptor memory that is checked and then used as it was read:
+// descriptors may live in memory a peer can write (a region exported for
+// receiving), and a field read again after its check could have changed
+// (a length that passed against its registration, then a larger one sent).
+// The compiler barrier keeps the compiler from reading the source again.
+template <class T>
+T read_once(const T& shared) {
+  T copy;
+  std::memcpy(&copy, &shared, sizeof copy);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  return copy;
+}
 
 VIP_DESCRIPTOR_SEGMENT* segments(VIP_DESCRIPTOR* d) {
   return reinterpret_cast<VIP_DESCRIPTOR_SEGMENT*>(reinterpret_cast<char*>(d) +
@@ -461,11 +475,12 @@ VIP_RETURN check_descriptor(Vi* vi, VIP_DESCRIPTOR* d, VIP_MEM_HANDLE mh, bool r
   if (!dm || !covers(*dm, d, sizeof(VIP_CONTROL_SEGMENT))) return VIP_INVALID_PARAMETER;
   error = 0;
   total = 0;
-  const uint32_t count = d->CS.SegCount;
-  if ((d->CS.Control & VIP_CONTROL_OP_MASK) != VIP_CONTROL_OP_SENDRECV) {
+  const VIP_CONTROL_SEGMENT cs = read_once(d->CS);
+  const uint32_t count = cs.SegCount;
+  if ((cs.Control & VIP_CONTROL_OP_MASK) != VIP_CONTROL_OP_SENDRECV) {
     return VIP_ERROR_NOT_SUPPORTED;  // RDMA operations: not implemented (paper 001 neither)
   }
-  if (count > kMaxSegments || (d->CS.Control & VIP_CONTROL_RESERVED) != 0) {
+  if (count > kMaxSegments || (cs.Control & VIP_CONTROL_RESERVED) != 0) {
     error = VIP_STATUS_FORMAT_ERROR;
     return VIP_SUCCESS;
   }
@@ -474,7 +489,7 @@ VIP_RETURN check_descriptor(Vi* vi, VIP_DESCRIPTOR* d, VIP_MEM_HANDLE mh, bool r
   }
   uint64_t sum = 0;
   for (uint32_t i = 0; i < count; ++i) {
-    const VIP_DATA_SEGMENT& s = segments(d)[i].Local;
+    const VIP_DATA_SEGMENT s = read_once(segments(d)[i].Local);
     const MemReg* m = vi->find_mem(s.Handle);
     if (!m || !covers(*m, s.Data.Address, s.Length) || m->ptag != vi->attrs.Ptag ||
         (recv && !m->region)) {

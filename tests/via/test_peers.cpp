@@ -6,7 +6,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -38,6 +41,65 @@ VIP_VI_STATE state_of(VIP_VI_HANDLE vi) {
   return st;
 }
 
+// A raw CLAN peer (not via/): its own rings and a hand-made hello, connected
+// to `svi` of `server`. The server's reply names its rings and the cookie of
+// the receive it had posted.
+struct RawPeer {
+  std::unique_ptr<clan::Nic> nic = std::move(clan::Nic::open({}).value());
+  std::unique_ptr<clan::OobManager> oob;
+  std::unique_ptr<via::CookieReceiver> ck_rx = std::move(via::CookieReceiver::create(*nic, 512).value());
+  std::unique_ptr<via::CookieSender> ck_tx = std::move(via::CookieSender::create(*nic).value());
+  std::unique_ptr<via::TransferReceiver> tq_rx = std::move(via::TransferReceiver::create(*nic, 512).value());
+  std::unique_ptr<via::TransferSender> tq_tx = std::move(via::TransferSender::create(*nic).value());
+  via::wire::Hello rh{};        // the server's hello
+  via::wire::PostSegment seg{};  // its posted receive's one segment
+  std::shared_ptr<clan::OobConnection> link;  // the VI's connection: closing it ends the VI
+
+  RawPeer() {
+    clan::OobConfig oc;
+    oc.node = "evil";
+    oob = std::move(clan::OobManager::start(oc).value());
+  }
+  void connect(Node& server, VIP_VI_HANDLE svi) {
+    via::wire::Hello h{};
+    h.magic = via::wire::kHelloMagic;
+    h.version = via::wire::kVersion;
+    h.reliability = VIP_SERVICE_RELIABLE_DELIVERY;
+    h.max_transfer = 64 * 1024;
+    h.tq_slots = 512;
+    h.ck_slots = 512;
+    h.ck_ring = ck_rx->cookie();
+    h.ck_read = ck_tx->cookie();
+    h.tq_ring = tq_rx->cookie();
+    h.tq_read = tq_tx->cookie();
+    std::vector<std::byte> blob(sizeof h);
+    std::memcpy(blob.data(), &h, sizeof h);
+    Address local("srv", "d0");
+    Address out("", "");
+    VIP_VI_ATTRIBUTES ra{};
+    VIP_CONN_HANDLE conn = nullptr;
+    REQUIRE(VipConnectWait(server.nic, local.get(), 0, out.get(), &ra, &conn) == VIP_TIMEOUT);
+    VIP_RETURN accepted = VIP_ERROR_RESOURCE;
+    std::thread t([&] {
+      Address o("", "");
+      VIP_VI_ATTRIBUTES a{};
+      VIP_CONN_HANDLE c = nullptr;
+      if (VipConnectWait(server.nic, local.get(), 10000, o.get(), &a, &c) == VIP_SUCCESS) {
+        accepted = VipConnectAccept(c, svi);
+      }
+    });
+    auto c = oob->connect("srv", port_of("d0"), blob, clan::Deadline::after(10s));
+    t.join();
+    REQUIRE(c.ok());
+    REQUIRE(accepted == VIP_SUCCESS);
+    link = std::move(c.value());
+    const auto& reply = link->peer_blob();
+    REQUIRE(reply.size() == sizeof h + sizeof(via::wire::PostHeader) + sizeof(via::wire::PostSegment));
+    std::memcpy(&rh, reply.data(), sizeof rh);
+    std::memcpy(&seg, reply.data() + sizeof rh + sizeof(via::wire::PostHeader), sizeof seg);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("a completed descriptor's cookie is revoked, garbage in the transfer queue breaks "
@@ -60,54 +122,12 @@ TEST_CASE("a completed descriptor's cookie is revoked, garbage in the transfer q
   d->DS[0].Local.Handle = bh;
   REQUIRE(VipPostRecv(svi, d, server.mh) == VIP_SUCCESS);
 
-  // The raw peer: its own rings, a hand-made hello.
-  auto nic = std::move(clan::Nic::open({}).value());
-  clan::OobConfig oc;
-  oc.node = "evil";
-  auto oob = std::move(clan::OobManager::start(oc).value());
-  auto ck_rx = std::move(via::CookieReceiver::create(*nic, 512).value());
-  auto ck_tx = std::move(via::CookieSender::create(*nic).value());
-  auto tq_rx = std::move(via::TransferReceiver::create(*nic, 512).value());
-  auto tq_tx = std::move(via::TransferSender::create(*nic).value());
-  via::wire::Hello h{};
-  h.magic = via::wire::kHelloMagic;
-  h.version = via::wire::kVersion;
-  h.reliability = VIP_SERVICE_RELIABLE_DELIVERY;
-  h.max_transfer = 64 * 1024;
-  h.tq_slots = 512;
-  h.ck_slots = 512;
-  h.ck_ring = ck_rx->cookie();
-  h.ck_read = ck_tx->cookie();
-  h.tq_ring = tq_rx->cookie();
-  h.tq_read = tq_tx->cookie();
-  std::vector<std::byte> blob(sizeof h);
-  std::memcpy(blob.data(), &h, sizeof h);
-
-  Address local("srv", "d0");
-  Address out("", "");
-  VIP_VI_ATTRIBUTES ra{};
-  VIP_CONN_HANDLE conn = nullptr;
-  REQUIRE(VipConnectWait(server.nic, local.get(), 0, out.get(), &ra, &conn) == VIP_TIMEOUT);
-  VIP_RETURN accepted = VIP_ERROR_RESOURCE;
-  std::thread t([&] {
-    Address o("", "");
-    VIP_VI_ATTRIBUTES a{};
-    VIP_CONN_HANDLE c = nullptr;
-    if (VipConnectWait(server.nic, local.get(), 10000, o.get(), &a, &c) == VIP_SUCCESS) {
-      accepted = VipConnectAccept(c, svi);
-    }
-  });
-  auto c = oob->connect("srv", port_of("d0"), blob, clan::Deadline::after(10s));
-  t.join();
-  REQUIRE(c.ok());
-  REQUIRE(accepted == VIP_SUCCESS);
-  // The reply carries the server's posted descriptor: its cookie.
-  const auto& reply = (*c)->peer_blob();
-  REQUIRE(reply.size() == sizeof h + sizeof(via::wire::PostHeader) + sizeof(via::wire::PostSegment));
-  via::wire::Hello rh;
-  std::memcpy(&rh, reply.data(), sizeof rh);
-  via::wire::PostSegment seg;
-  std::memcpy(&seg, reply.data() + sizeof rh + sizeof(via::wire::PostHeader), sizeof seg);
+  RawPeer peer;
+  peer.connect(server, svi);
+  auto& nic = peer.nic;
+  auto& tq_tx = peer.tq_tx;
+  const via::wire::Hello& rh = peer.rh;
+  const via::wire::PostSegment& seg = peer.seg;
   REQUIRE(tq_tx->attach(*nic, rh.tq_ring, rh.tq_slots) == clan::Errc::kOk);
 
   // While the descriptor is posted, its buffer is writable...
@@ -200,6 +220,88 @@ TEST_CASE("a completed descriptor's cookie is revoked, garbage in the transfer q
   REQUIRE(VipRecvWait(gsvi, 5000, &done) == VIP_SUCCESS);
   CHECK(std::memcmp(server.buffer(2), "fine", 4) == 0);
   CHECK(state_of(gsvi) == VIP_STATE_CONNECTED);
+}
+
+TEST_CASE("a send descriptor a peer can write: its checked segment is the one sent, whatever the peer "
+          "writes meanwhile",
+          "[via][hostile]") {
+  RuntimeDir dir;
+  Node server;
+  REQUIRE(server.open("srv"));
+  VIP_VI_HANDLE svi = nullptr;
+  auto sa = vi_attributes(server.ptag);
+  REQUIRE(VipCreateVi(server.nic, &sa, nullptr, nullptr, &svi) == VIP_SUCCESS);
+  VIP_CLAN_VI_ATTRIBUTES x{VIP_FALSE, VIP_FALSE, VIP_CLAN_TRANSFER_PIO, 1024};
+  REQUIRE(VipClanSetViAttributes(svi, &x) == VIP_SUCCESS);
+  // A receive posted from the Node's block: its cookie, which the peer gets,
+  // covers the whole block, descriptors included.
+  REQUIRE(VipPostRecv(svi, server.make(0, 64), server.mh) == VIP_SUCCESS);
+  RawPeer peer;
+  peer.connect(server, svi);
+  REQUIRE(peer.ck_tx->attach(*peer.nic, peer.rh.ck_ring, peer.rh.ck_slots) == clan::Errc::kOk);
+  REQUIRE(peer.tq_rx->attach(*peer.nic, peer.rh.tq_read) == clan::Errc::kOk);
+  auto block = std::move(peer.nic->import(peer.seg.cookie).value());
+  REQUIRE(peer.seg.offset == 64 * Node::kDescriptors);  // buffer(0): the block starts at offset 0
+  // Receives of the peer's for the server to send into: 4 KiB each.
+  auto sink = std::move(peer.nic->export_region(200 * 4096).value());
+  uint64_t posted = 0;
+  auto post_one = [&] {
+    via::wire::PostHeader ph{via::wire::kPostMagic, 1, 4096, 0, posted};
+    via::wire::PostSegment ps{sink.cookie(), (posted % 200) * 4096, 4096};
+    std::byte msg[sizeof ph + sizeof ps];
+    std::memcpy(msg, &ph, sizeof ph);
+    std::memcpy(msg + sizeof ph, &ps, sizeof ps);
+    REQUIRE(peer.ck_tx->push(posted, msg, sizeof msg) == clan::Errc::kOk);
+    ++posted;
+  };
+  for (int i = 0; i < 100; ++i) post_one();
+  // What the server sends: 64 bytes of its heap, registered as exactly that.
+  std::vector<unsigned char> small(64, 'S');
+  VIP_MEM_HANDLE hs = 0;
+  VIP_MEM_ATTRIBUTES ma{server.ptag, VIP_FALSE, VIP_FALSE};
+  REQUIRE(VipRegisterMem(server.nic, small.data(), 64, &ma, &hs) == VIP_SUCCESS);
+  // The peer flips the send descriptor's segment length between 64 and 4096.
+  const size_t length_at = 2 * 64 + offsetof(VIP_DESCRIPTOR, DS) + offsetof(VIP_DATA_SEGMENT, Length);
+  std::atomic<bool> stop{false};
+  std::thread flipper([&] {
+    const uint32_t a = 64, b = 4096;
+    while (!stop.load(std::memory_order_relaxed)) {
+      block.write(length_at, &b, 4);
+      block.write(length_at, &a, 4);
+    }
+  });
+  int sent = 0, refused = 0;
+  uint32_t largest = 0;
+  bool ok = true;
+  for (int i = 0; i < 20000 && ok; ++i) {
+    VIP_DESCRIPTOR* d = server.desc(2);
+    std::memset(d, 0, sizeof *d);
+    d->CS.SegCount = 1;
+    d->DS[0].Local.Data.Address = small.data();
+    d->DS[0].Local.Handle = hs;
+    d->DS[0].Local.Length = 64;
+    const VIP_RETURN r = VipPostSend(svi, d, server.mh);
+    if (r == VIP_DESCRIPTOR_ERROR) {  // the check saw 4096: refused, as it must be
+      ++refused;
+      continue;
+    }
+    VIP_DESCRIPTOR* done = nullptr;
+    ok = r == VIP_SUCCESS && VipSendWait(svi, 5000, &done) == VIP_SUCCESS;
+    auto rec = peer.tq_rx->peek();
+    ok = ok && rec.ok() && rec->has_value();
+    if (!ok) break;
+    largest = std::max(largest, (*rec)->length);
+    peer.tq_rx->consume();
+    post_one();
+    ++sent;
+  }
+  stop = true;
+  flipper.join();
+  INFO(sent << " sent, " << refused << " refused");
+  REQUIRE(ok);
+  // Nothing beyond the 64 registered bytes ever left.
+  CHECK(largest == 64);
+  CHECK(sent > 0);
 }
 
 TEST_CASE("VIs in two processes: echo, then the peer dies while we wait", "[via][multiprocess]") {
