@@ -1,5 +1,6 @@
 #include "orb_transports/via/via_connection.hpp"
 
+#include <cstdlib>
 #include <cstring>
 
 #include "orb_transports/common/fabric.hpp"
@@ -17,6 +18,7 @@ static_assert(sizeof(VIP_DESCRIPTOR) <= kDescriptorBytes);
 // The largest message: omniORB's chunks are split into messages this big.
 constexpr size_t kBufferBytes = 32 * 1024;
 constexpr size_t kMinBuffers = 2, kMaxBuffers = 64;
+static_assert(kBufferBytes % kDescriptorBytes == 0);  // aligned_alloc wants a multiple
 
 // A deadline as a VIPL timeout in milliseconds, rounded up.
 VIP_ULONG timeout_ms(clan::Deadline d) {
@@ -35,16 +37,21 @@ bool ViaConnection::open() {
   buffer_bytes_ = kBufferBytes;
   buffers_ = fabric_options().ring_bytes / kBufferBytes;
   buffers_ = buffers_ < kMinBuffers ? kMinBuffers : buffers_ > kMaxBuffers ? kMaxBuffers : buffers_;
-  const size_t descriptors = buffers_ + 1;
-  mem_bytes_ = descriptors * kDescriptorBytes + (buffers_ + 1) * buffer_bytes_;
+  const size_t own_bytes = (buffers_ + 1) * kDescriptorBytes + buffer_bytes_;
   VIP_NIC_HANDLE nic = nic_->handle();
+  VIP_MEM_ATTRIBUTES ma{nic_->ptag(), VIP_FALSE, VIP_FALSE};
   void* p = nullptr;
-  VIP_RETURN r = VipClanAllocMem(nic, static_cast<VIP_ULONG>(mem_bytes_), &p);
+  VIP_RETURN r = VipClanAllocMem(nic, static_cast<VIP_ULONG>(buffers_ * buffer_bytes_), &p);
   const char* what = "VipClanAllocMem";
   if (r == VIP_SUCCESS) {
-    mem_ = static_cast<std::byte*>(p);
-    VIP_MEM_ATTRIBUTES ma{nic_->ptag(), VIP_FALSE, VIP_FALSE};
-    r = VipRegisterMem(nic, mem_, static_cast<VIP_ULONG>(mem_bytes_), &ma, &mh_);
+    rx_mem_ = static_cast<std::byte*>(p);
+    r = VipRegisterMem(nic, rx_mem_, static_cast<VIP_ULONG>(buffers_ * buffer_bytes_), &ma, &rx_mh_);
+    what = "VipRegisterMem";
+  }
+  if (r == VIP_SUCCESS) {
+    own_mem_ = static_cast<std::byte*>(std::aligned_alloc(kDescriptorBytes, own_bytes));
+    r = own_mem_ ? VipRegisterMem(nic, own_mem_, static_cast<VIP_ULONG>(own_bytes), &ma, &own_mh_)
+                 : VIP_ERROR_RESOURCE;
     what = "VipRegisterMem";
   }
   if (r == VIP_SUCCESS) {
@@ -106,8 +113,10 @@ ViaConnection::~ViaConnection() {
       return;
     }
   }
-  if (mh_) VipDeregisterMem(nic, mem_, mh_);
-  if (mem_) VipClanFreeMem(nic, mem_);
+  if (rx_mh_) VipDeregisterMem(nic, rx_mem_, rx_mh_);
+  if (rx_mem_) VipClanFreeMem(nic, rx_mem_);
+  if (own_mh_) VipDeregisterMem(nic, own_mem_, own_mh_);
+  std::free(own_mem_);
 }
 
 void ViaConnection::set_addresses(std::string mine, std::string peer) {
@@ -116,12 +125,12 @@ void ViaConnection::set_addresses(std::string mine, std::string peer) {
 }
 
 VIP_DESCRIPTOR* ViaConnection::descriptor(size_t i) const {
-  return reinterpret_cast<VIP_DESCRIPTOR*>(mem_ + i * kDescriptorBytes);
+  return reinterpret_cast<VIP_DESCRIPTOR*>(own_mem_ + i * kDescriptorBytes);
 }
 
-std::byte* ViaConnection::buffer(size_t i) const {
-  return mem_ + (buffers_ + 1) * kDescriptorBytes + i * buffer_bytes_;
-}
+std::byte* ViaConnection::buffer(size_t i) const { return rx_mem_ + i * buffer_bytes_; }
+
+std::byte* ViaConnection::send_buffer() const { return own_mem_ + (buffers_ + 1) * kDescriptorBytes; }
 
 void ViaConnection::repost_consumed() {
   // Consumed buffers are the unposted_ ones before next_rx_, in order. A
@@ -138,14 +147,14 @@ bool ViaConnection::post_receive(size_t i) {
   d->CS.SegCount = 1;
   d->CS.Length = static_cast<VIP_UINT32>(buffer_bytes_);
   d->DS[0].Local.Data.Address = buffer(i);
-  d->DS[0].Local.Handle = mh_;
+  d->DS[0].Local.Handle = rx_mh_;
   d->DS[0].Local.Length = static_cast<VIP_UINT32>(buffer_bytes_);
   rx_state_[i] = kEmpty;
-  return VipPostRecv(vi_, d, mh_) == VIP_SUCCESS;
+  return VipPostRecv(vi_, d, own_mh_) == VIP_SUCCESS;
 }
 
 void ViaConnection::mark(VIP_DESCRIPTOR* d, bool ok) {
-  const auto off = reinterpret_cast<std::byte*>(d) - mem_;
+  const auto off = reinterpret_cast<std::byte*>(d) - own_mem_;
   if (off < 0 || static_cast<size_t>(off) >= buffers_ * kDescriptorBytes) return;  // not ours
   rx_state_[static_cast<size_t>(off) / kDescriptorBytes] = ok ? kDone : kFailed;
 }
@@ -222,9 +231,9 @@ int ViaConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
       return -1;
     }
     const VIP_DESCRIPTOR* d = descriptor(next_rx_);
-    // Length is written by the library after checking it against the buffer;
-    // check again, as everything the peer influenced.
-    const size_t len = d->CS.Length <= buffer_bytes_ ? d->CS.Length : 0;
+    // Length is written by the library after checking it against the
+    // buffer, into memory no peer can write; checked again all the same.
+    const size_t len = d->CS.Length <= buffer_bytes_ && d->CS.Length >= rx_off_ ? d->CS.Length : rx_off_;
     const size_t n = sz - got < len - rx_off_ ? sz - got : len - rx_off_;
     std::memcpy(out + got, buffer(next_rx_) + rx_off_, n);
     got += n;
@@ -255,15 +264,15 @@ int ViaConnection::Send(void* buf, size_t sz, const omni_time_t& deadline) {
     send_pending_ = false;
   }
   const size_t n = sz < buffer_bytes_ ? sz : buffer_bytes_;
-  std::byte* sb = buffer(buffers_);
+  std::byte* sb = send_buffer();
   std::memcpy(sb, buf, n);
   std::memset(sd, 0, sizeof *sd);
   sd->CS.SegCount = 1;
   sd->CS.Length = static_cast<VIP_UINT32>(n);
   sd->DS[0].Local.Data.Address = sb;
-  sd->DS[0].Local.Handle = mh_;
+  sd->DS[0].Local.Handle = own_mh_;
   sd->DS[0].Local.Length = static_cast<VIP_UINT32>(n);
-  if (VipPostSend(vi_, sd, mh_) != VIP_SUCCESS) return -1;
+  if (VipPostSend(vi_, sd, own_mh_) != VIP_SUCCESS) return -1;
   VIP_RETURN r = VipSendWait(vi_, timeout_ms(deadline), &done);
   if (r == VIP_SUCCESS) {
     // Our message is out: return the peer's credits now, off its path.

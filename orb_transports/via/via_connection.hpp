@@ -71,7 +71,8 @@ class ViaConnection : public MonitoredConnection {
  private:
   static constexpr uint8_t kEmpty = 0, kDone = 1, kFailed = 2;
   VIP_DESCRIPTOR* descriptor(size_t i) const;
-  std::byte* buffer(size_t i) const;
+  std::byte* buffer(size_t i) const;  // receive buffer i
+  std::byte* send_buffer() const;
   // Under rx_mu_: takes every completed receive descriptor VIPL holds.
   void harvest();
   void mark(VIP_DESCRIPTOR* d, bool ok);
@@ -82,9 +83,14 @@ class ViaConnection : public MonitoredConnection {
   std::shared_ptr<ViaNic> nic_;
   ViaEndpoint* via_endpoint_;
   VIP_VI_HANDLE vi_ = nullptr;
-  std::byte* mem_ = nullptr;
-  size_t mem_bytes_ = 0;
-  VIP_MEM_HANDLE mh_ = 0;
+  // The receive buffers, in a CLAN region: a peer that holds a cookie of
+  // one may write all of it. Descriptors and the send buffer live apart, in
+  // memory no peer can reach, so what the library writes there (a received
+  // message's length) stays as it was checked.
+  std::byte* rx_mem_ = nullptr;
+  VIP_MEM_HANDLE rx_mh_ = 0;
+  std::byte* own_mem_ = nullptr;  // descriptors (buffers_ receive, 1 send), then the send buffer
+  VIP_MEM_HANDLE own_mh_ = 0;
   size_t buffers_ = 0, buffer_bytes_ = 0;
   std::string my_address_, peer_address_;
 

@@ -12,6 +12,7 @@
 #include "orb_transports/via/via_address.hpp"
 #include "orb_transports/via/via_connection.hpp"
 #include "orb_transports/via/via_endpoint.hpp"
+#include "via/internal.hpp"
 
 using namespace clanorb;
 using namespace std::chrono_literals;
@@ -77,4 +78,40 @@ TEST_CASE("via connection: a client shut down after a reply frees its VI", "[via
     CHECK(p.client->Send(buf, 1, after(5s)) == -1);
   }
   CHECK(log.count("cannot destroy a VI") == 0);
+}
+
+TEST_CASE("via connection: what a peer's receive cookies cover holds no descriptor of ours, and a message is "
+          "read exactly once",
+          "[via_plugin]") {
+  Pair p;
+  auto* server = dynamic_cast<ViaConnection*>(p.conn);
+  REQUIRE(server != nullptr);
+  auto* vi = static_cast<via::Vi*>(server->vi());
+  {
+    std::lock_guard lock(vi->mu);
+    REQUIRE(!vi->posted.empty());
+    size_t checked = 0;
+    for (size_t i = 0; i < vi->posted.size(); ++i) {
+      const via::PostedRecv& r = vi->posted[i];
+      // The region the cookie opens, as the peer maps it: from the buffer
+      // back to the region's start, cookie.length bytes on.
+      const via::wire::PostSegment& seg = r.segs[0];
+      const auto buf = reinterpret_cast<uintptr_t>(r.d->DS[0].Local.Data.Address);
+      const uintptr_t base = buf - seg.offset;
+      for (size_t k = 0; k < vi->posted.size(); ++k) {
+        const auto d = reinterpret_cast<uintptr_t>(vi->posted[k].d);
+        CHECK((d + sizeof(VIP_DESCRIPTOR) <= base || d >= base + seg.cookie.length));
+        ++checked;
+      }
+    }
+    CHECK(checked == vi->posted.size() * vi->posted.size());
+  }
+  // A message taken in pieces comes out whole and once.
+  std::string msg(20000, 'm');
+  msg[19999] = 'e';
+  REQUIRE(p.client->Send(msg.data(), msg.size(), after(5s)) == (int)msg.size());
+  std::vector<char> out(64 * 1024, 0);
+  REQUIRE(p.conn->Recv(out.data(), 100, after(5s)) == 100);
+  CHECK(p.conn->Recv(out.data(), out.size(), after(5s)) == (int)msg.size() - 100);
+  CHECK(out[msg.size() - 101] == 'e');
 }
