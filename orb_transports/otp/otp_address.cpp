@@ -9,9 +9,12 @@ OMNI_USING_NAMESPACE(omni)
 namespace clanorb {
 
 namespace {
-class OtpActiveConnection : public giopActiveConnection, public OtpConnection {
+class OtpActiveConnection final : public giopActiveConnection, public OtpConnection {
  public:
   using OtpConnection::OtpConnection;
+  // Before any part of the object is taken down: the timer service may be
+  // calling into it (see OtpConnection::retire).
+  ~OtpActiveConnection() override { retire(); }
   giopActiveCollection* registerMonitor() override { return nullptr; }  // no bidirectional GIOP
   giopConnection& getConnection() override { return *this; }
 };

@@ -6,6 +6,8 @@
 #include "clan_emul/spin_wait.hpp"
 #include "orb_transports/common/omni_time.hpp"
 
+#include <orbParameters.h>
+
 OMNI_USING_NAMESPACE(omni)
 
 namespace clanorb {
@@ -40,6 +42,13 @@ constexpr uint64_t kPollAfterNs = 150'000;
 constexpr uint64_t kWatchFirstNs = 25'000'000;
 constexpr uint64_t kWatchLastNs = 8'000'000'000;
 
+// The most a one-way may gather before omniORB sees it: what omniORB
+// accepts as a message (-ORBgiopMaxMsgSize), plus fragment headers.
+size_t max_oneway_bytes() {
+  const size_t limit = orbParameters::giopMaxMsgSize;
+  return limit + limit / 8;
+}
+
 // Already expired, like Deadline::now(), without reading the clock.
 const clan::Deadline kPoll{clan::Clock::time_point{}};
 
@@ -68,12 +77,19 @@ OtpConnection::OtpConnection(std::shared_ptr<Fabric> fabric, std::unique_ptr<cla
       engine_(role, engine_config(link_->mtu())),
       rto_ns_(engine_config(link_->mtu()).rto_ns),
       rxbuf_(link_->mtu()),
-      side_rxbuf_(role == otp::Role::kClient ? link_->mtu() : 0) {
+      side_rxbuf_(link_->mtu()) {
   engine_.set_sink(this);
 }
 
+void OtpConnection::retire() { OtpTimerService::instance().forget(this); }
+
+otp::Stats OtpConnection::protocol_stats() {
+  std::lock_guard lock(mu_);
+  return engine_.stats();
+}
+
 OtpConnection::~OtpConnection() {
-  OtpTimerService::instance().forget(this);
+  retire();  // a no-op if the most-derived destructor did it
   if (!ended_) log_end("released");  // a client's ORB going away: its counters, as at any end
   detach_from_endpoint();
 }
@@ -164,15 +180,13 @@ void OtpConnection::push_out(std::unique_lock<std::mutex>& lk, clan::Deadline de
     const clan::Deadline slice = credit_wait();
     flush(lk, slice.when() < deadline.when() ? slice : deadline);
     if (deadline.expired()) return;
-    take_in(lk);
+    if (engine_.role() == otp::Role::kClient) take_in(lk);
   }
 }
 
 void OtpConnection::take_in(std::unique_lock<std::mutex>& lk) {
-  // Clients only: a server's link is watched by the monitor or read by its
-  // thread, whose readiness checks look at ready_, not inside the engine.
   // A thread in Recv consumes for us.
-  if (engine_.role() != otp::Role::kClient || in_recv_ > 0 || taking_in_ || ended_) return;
+  if (in_recv_ > 0 || taking_in_ || ended_) return;
   // Recv does not sleep while this runs (it may have come in meanwhile and
   // must not miss what we feed the engine), so we stop as soon as it is in.
   taking_in_ = true;
@@ -213,7 +227,15 @@ bool OtpConnection::collect_locked() {
         if (r.exactly_once) {
           ready_.push_back(std::move(r.data));
         } else {
-          // A one-way reaches omniORB only whole (see the header comment).
+          // A one-way reaches omniORB only whole (see the header comment),
+          // so omniORB's own size limit cannot act on it: ours does, with
+          // an eighth more for the headers of its fragments.
+          if (oneway_.size() + r.data.size() > max_oneway_bytes()) {
+            if (!ended_) log_end("a one-way request larger than giopMaxMsgSize");
+            ended_ = true;
+            oneway_ = {};
+            break;
+          }
           oneway_.insert(oneway_.end(), r.data.begin(), r.data.end());
           if (r.complete) {
             ready_.push_back(std::move(oneway_));
@@ -350,6 +372,12 @@ int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
     now = clan::now_ns();
     if (r) {
       engine_.on_packet(rxbuf_.data(), r.value(), now);
+      // A stream of datagrams with nothing for omniORB yet (a long one-way)
+      // must not hold the caller past its deadline.
+      if (!d.is_never() && clan::Clock::time_point(std::chrono::nanoseconds(now)) >= d.when()) {
+        collect_locked();
+        if (ready_.empty() && !ended_) return 0;
+      }
     } else if (r.error() == Errc::kTimeout) {
       if (d.expired()) return 0;
     } else {
@@ -393,7 +421,7 @@ void OtpConnection::on_timer_due() {
   // What has arrived first (clients nobody reads; see take_in): timers act
   // on the latest, and a server repeating itself into an unread link gets
   // its answer (the idle watch).
-  take_in(lock);
+  if (engine_.role() == otp::Role::kClient) take_in(lock);
   if (engine_.role() == otp::Role::kClient && !ended_) {
     if (watch_due_ == 0) {
       // Idle (typically the engine's idle-ack timer brought us here): watch.
@@ -430,10 +458,22 @@ void OtpConnection::on_timer_due() {
 
 bool OtpConnection::readable() {
   {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
+    collect_locked();
     if (!ready_.empty() || ended_) return true;
+    // The link may hold nothing but the engine's own traffic (a client's
+    // acknowledgement, a NACK): a server's thread handed the connection for
+    // that would wait in Recv for the next request, for good if the client
+    // stays idle. So that is taken in here, answered without waiting for
+    // credit, and only what is left for omniORB counts.
+    if (in_recv_ == 0 && link_->unread()) {
+      take_in(lock);
+      collect_locked();
+      if (!ready_.empty() || ended_) return true;
+      flush(lock, kPoll);
+    }
   }
-  return link_->readable();
+  return link_->readable();  // more than take_in took, the close, or an error
 }
 
 bool OtpConnection::wait_readable(clan::Deadline deadline) {

@@ -39,8 +39,17 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   const char* peeraddress() override { return peer_address_.c_str(); }
 
   void on_timer_due() override;
+  // The protocol engine's counts (what the end-of-connection trace prints).
+  otp::Stats protocol_stats();
 
  protected:
+  // Stops the timer service calling in, waiting for a call in progress. The
+  // most-derived class's destructor must call it first: once a destructor
+  // below it runs, the object's virtual functions (the timer's, the
+  // engine's sink) are being replaced under the service's call. A server
+  // connection is an OtpConnection itself; a client's calls it from its own.
+  void retire();
+
   bool readable() override;
   bool wait_readable(clan::Deadline deadline) override;
   void notify_to(clan::EventQueue* queue, uint32_t source) override {
@@ -65,6 +74,8 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   // With mu_ held, for threads other than Recv: feeds the engine what the
   // link has now (consuming it returns the peer's credit; duplicates draw
   // the engine's answers), unless a thread in Recv or take_in does that.
+  // On a server only from readable(), which omniORB never calls while its
+  // thread waits in Peek (wait_readable would wait on for what we took).
   void take_in(std::unique_lock<std::mutex>& lk);
   // With mu_ held: asks the timer service for a wake-up by the engine's next
   // timer (or the idle watch's), if none is asked for within the reader
@@ -101,13 +112,14 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   std::vector<std::byte> undecided_;  // bytes of a request whose header is incomplete
   std::deque<std::vector<std::byte>> ready_;  // bytes for omniORB, in order
   size_t ready_off_ = 0;                      // consumed of ready_.front()
-  std::vector<std::byte> oneway_;             // a one-way request being gathered
+  std::vector<std::byte> oneway_;  // a one-way request being gathered (bounded: a larger
+                                   // one than omniORB accepts ends the connection)
   bool ended_ = false;
   int in_recv_ = 0;         // threads in Recv: they run the engine's timers, not the service
   uint64_t scheduled_ = 0;  // wake-up asked of the timer service (0: none)
   uint64_t poll_until_ = 0;  // Recv polls rather than sleeps until then (recovery after a loss)
   std::vector<std::byte> rxbuf_;
-  std::vector<std::byte> side_rxbuf_;  // take_in's (Recv may be using rxbuf_); clients only
+  std::vector<std::byte> side_rxbuf_;  // take_in's (Recv may be using rxbuf_)
   bool taking_in_ = false;
   // Idle watch (clients): nobody reads an idle client connection, yet the
   // server repeats its reply there until it has our acknowledgement (which

@@ -1,10 +1,15 @@
 // The giop:otp plugin's connection, driven directly (no ORB_init): during
 // steady request-reply traffic each call moves the connection's timers
-// later, which must not wake the process's timer service; the thread in
-// Recv runs them itself.
+// later, which must not wake the process's timer service (the thread in
+// Recv runs them itself); the engine's own packets do not hand a server
+// connection to omniORB; a one-way larger than omniORB accepts is refused
+// before it is all gathered; a client connection deleted while the timer
+// service runs it waits for that call.
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cstring>
+#include <string>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -17,6 +22,8 @@
 #include "orb_transports/otp/otp_timer_service.hpp"
 #include "orb_transports/plugin_pair.hpp"
 
+#include <orbParameters.h>
+
 using namespace clanorb;
 using namespace std::chrono_literals;
 using plugin_test::after;
@@ -28,11 +35,13 @@ using Bytes = std::vector<std::byte>;
 
 // A little-endian GIOP 1.2 message of `type` (0 Request, 1 Reply) whose
 // body starts with request id 1 and `flags` (for a Request, bit 0: a
-// response is expected), padded to `body` bytes.
-Bytes giop_12(uint8_t type, uint8_t flags, size_t body) {
+// response is expected), padded to `body` bytes; its header declares
+// `declared` body bytes (default: `body`).
+Bytes giop_12(uint8_t type, uint8_t flags, size_t body, uint32_t declared = 0) {
+  if (declared == 0) declared = static_cast<uint32_t>(body);
   Bytes m = {std::byte{'G'}, std::byte{'I'}, std::byte{'O'}, std::byte{'P'},
              std::byte{1},   std::byte{2},   std::byte{1},   std::byte{type}};
-  for (int i = 0; i < 4; ++i) m.push_back(std::byte((body >> (8 * i)) & 0xff));
+  for (int i = 0; i < 4; ++i) m.push_back(std::byte((declared >> (8 * i)) & 0xff));
   const size_t start = m.size();
   m.resize(start + body, std::byte{0x5a});
   m[start] = std::byte{1};  // request id 1, little-endian
@@ -100,4 +109,103 @@ TEST_CASE("otp connection: steady request-reply traffic does not wake the timer 
   // A thread preempted for longer than an RTO between two calls may cost
   // one; steady traffic none.
   CHECK(notified <= 3);
+}
+
+namespace {
+// One call from `client` to `server`, the server's side answering.
+void one_call(omni::giopConnection* client, omni::giopConnection* server) {
+  const Bytes request = giop_12(0, 3, 32);
+  const Bytes reply = giop_12(1, 0, 24);
+  REQUIRE(client->Send((void*)request.data(), request.size(), after(5s)) == (int)request.size());
+  Bytes in(request.size());
+  REQUIRE(recv_all(server, in.data(), in.size()));
+  REQUIRE(server->Send((void*)reply.data(), reply.size(), after(5s)) == (int)reply.size());
+  Bytes rin(reply.size());
+  REQUIRE(recv_all(client, rin.data(), rin.size()));
+}
+}  // namespace
+
+TEST_CASE("otp connection: a client's idle acknowledgement alone does not hand the server's connection to omniORB",
+          "[otp_plugin]") {
+  Pair p;
+  auto* server = dynamic_cast<OtpConnection*>(p.conn);
+  REQUIRE(server != nullptr);
+  one_call(p.client, p.conn);
+  // The call is over: omniORB gives the connection back to the monitor.
+  p.conn->setSelectable(1);
+  const int before = p.server.notified.load();
+  // The idle client acknowledges the reply (its timer, after a few ms). The
+  // monitor looks: there is nothing for omniORB, whose thread would wait in
+  // Recv for a request that may never come.
+  REQUIRE(plugin_test::eventually(
+      [&] { return server->protocol_stats().call_acks_received >= 1 || p.server.notified.load() > before; }));
+  CHECK(p.server.notified.load() == before);
+  // A request is.
+  const Bytes request = giop_12(0, 3, 32);
+  REQUIRE(p.client->Send((void*)request.data(), request.size(), after(5s)) == (int)request.size());
+  REQUIRE(plugin_test::eventually([&] { return p.server.notified.load() > before; }));
+  CHECK(p.server.last.load() == p.conn);
+  Bytes in(request.size());
+  REQUIRE(recv_all(p.conn, in.data(), in.size()));
+  CHECK(in == request);
+}
+
+TEST_CASE("otp connection: a one-way larger than omniORB accepts ends the connection before it is all gathered",
+          "[otp_plugin]") {
+  Pair p;
+  const size_t limit = omni::orbParameters::giopMaxMsgSize;
+  constexpr size_t kChunk = 64 * 1024;
+  // A GIOP 1.2 one-way (no response) declaring twice the limit, sent whole.
+  const size_t total = 2 * limit;
+  std::atomic<size_t> sent{0};
+  std::thread client([&] {
+    Bytes first = giop_12(0, 0, kChunk - 12, static_cast<uint32_t>(total - 12));
+    if (p.client->Send(first.data(), first.size(), after(10s)) != (int)first.size()) return;
+    sent += first.size();
+    const Bytes chunk(kChunk, std::byte{0x33});
+    while (sent < total && p.client->Send((void*)chunk.data(), chunk.size(), after(10s)) == (int)chunk.size()) {
+      sent += chunk.size();
+    }
+  });
+  // The server's Recv: nothing for omniORB, then the end; not a timeout.
+  std::byte hdr[12];
+  int r = 0;
+  for (int i = 0; i < 100 && r == 0; ++i) r = p.conn->Recv(hdr, sizeof hdr, after(100ms));
+  const size_t sent_by_then = sent.load();
+  p.conn->Shutdown();  // what omniORB does after the error
+  client.join();
+  CHECK(r == -1);
+  // The client was still sending: the server gave up before taking it all.
+  INFO("sent by the time Recv failed: " << sent_by_then << " of " << total);
+  CHECK(sent_by_then < total);
+}
+
+TEST_CASE("otp connection: a client connection released while the timer service runs it", "[otp_plugin]") {
+  // Under ThreadSanitizer this shows a destructor racing the service's
+  // call into the object (its virtual functions being replaced).
+  plugin_test::Server<OtpEndpoint> server;
+  const char* a = server.ep->address();
+  const char* rest = std::strchr(std::strchr(a, ':') + 1, ':') + 1;
+  std::string node;
+  uint16_t port = 0;
+  REQUIRE(parse_node_address(rest, node, port, false));
+  OtpAddress addr(node, port);
+  OtpTimerService& service = OtpTimerService::instance();
+  int while_running = 0;
+  for (int i = 0; i < 20; ++i) {
+    CORBA::Boolean timed_out = 0;
+    omni::giopActiveConnection* active = addr.Connect(after(10s), 0, timed_out);
+    REQUIRE(active != nullptr);
+    omni::giopConnection* client = &active->getConnection();
+    omni::giopConnection* conn = server.next_accepted();
+    REQUIRE(conn != nullptr);
+    one_call(client, conn);
+    // The service runs the client's idle acknowledgement a few ms on; the
+    // client is released then, without a Shutdown.
+    while_running += plugin_test::eventually([&] { return service.sleeping_until() == 0; }, 200ms);
+    client->decrRefCount(1);
+    conn->Shutdown();
+    conn->decrRefCount(1);
+  }
+  CHECK(while_running > 0);
 }
