@@ -92,6 +92,33 @@ void NicImpl::progress_vi(uint64_t id) {
   }
 }
 
+bool Cq::take_turn(clan::Deadline deadline) {
+  std::unique_lock lock(turn_mu);
+  if (turn_taken) {
+    ++turn_waiters;
+    auto free = [&] { return !turn_taken; };
+    const bool came = deadline.is_never() ? (turn_cv.wait(lock, free), true)
+                                          : turn_cv.wait_until(lock, deadline.when(), free);
+    --turn_waiters;
+    if (!came) return false;
+  }
+  turn_taken = true;
+  return true;
+}
+
+bool Cq::try_take_turn() {
+  std::lock_guard lock(turn_mu);
+  if (turn_taken) return false;
+  turn_taken = true;
+  return true;
+}
+
+void Cq::give_turn() {
+  std::lock_guard lock(turn_mu);
+  turn_taken = false;
+  if (turn_waiters > 0) turn_cv.notify_one();
+}
+
 void Cq::push(Vi* vi, bool recv) {
   {
     std::lock_guard lock(mu);
@@ -386,10 +413,14 @@ VIP_RETURN VipResizeCQ(VIP_CQ_HANDLE CQHandle, VIP_ULONG EntryCount) {
 VIP_RETURN VipCQDone(VIP_CQ_HANDLE CQHandle, VIP_VI_HANDLE* ViHandle, VIP_BOOLEAN* RecvQueue) {
   Cq* cq = cq_of(CQHandle);
   if (!cq || !ViHandle || !RecvQueue) return VIP_INVALID_PARAMETER;
-  // Completions are found by progressing the VIs the events name.
-  while (auto ev = cq->eq.poll()) {
-    if (ev->source == cq->kick) continue;
-    cq->nic->progress_vi(ev->user);
+  // Completions are found by progressing the VIs the events name; while
+  // another thread consumes the events, it does that.
+  if (cq->try_take_turn()) {
+    while (auto ev = cq->eq.poll()) {
+      if (ev->source == cq->kick) continue;
+      cq->nic->progress_vi(ev->user);
+    }
+    cq->give_turn();
   }
   std::lock_guard lock(cq->mu);
   if (cq->entries.empty()) return VIP_NOT_DONE;
@@ -411,10 +442,23 @@ VIP_RETURN VipCQWait(VIP_CQ_HANDLE CQHandle, VIP_ULONG Timeout, VIP_VI_HANDLE* V
     while (w != 0 && !cq->wakes.compare_exchange_weak(w, w - 1, std::memory_order_acq_rel)) {
     }
     if (w != 0) return VIP_NOT_DONE;
-    auto ev = cq->eq.wait(deadline);
-    if (!ev) return VIP_TIMEOUT;
-    if (ev->source == cq->kick) continue;
-    cq->nic->progress_vi(ev->user);
+    // One thread waits on the event queue; the others queue here. The one
+    // that gets an event and progresses a VI takes the entry, or leaves it
+    // to the next in line (whose VipCQDone finds it).
+    if (!cq->take_turn(deadline)) return VIP_TIMEOUT;
+    bool found;  // what the previous holder found, or a wake, while we queued
+    {
+      std::lock_guard lock(cq->mu);
+      found = !cq->entries.empty() || cq->wakes.load(std::memory_order_acquire) != 0;
+    }
+    std::optional<clan::EventQueue::Event> ev;
+    if (!found) {
+      auto r = cq->eq.wait(deadline);
+      if (r) ev = r.value();
+    }
+    if (ev && ev->source != cq->kick) cq->nic->progress_vi(ev->user);
+    cq->give_turn();
+    if (!found && !ev) return VIP_TIMEOUT;
   }
 }
 

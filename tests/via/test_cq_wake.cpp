@@ -5,16 +5,30 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <future>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "tests/via/via_test_util.hpp"
 
 using namespace via_test;
 
 namespace {
+// Waits (yielding) until `p` holds, at most 10 s.
+template <class Pred>
+bool eventually_true(Pred p) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!p()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
 // The scheduler state of one of our threads ('S': asleep, e.g. on a futex).
 char thread_state(pid_t tid) {
   std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/stat");
@@ -222,6 +236,50 @@ TEST_CASE("Without readiness mode a VI's CQ has an entry per receive completion"
   CHECK(VipCQDone(p.cq, &vi, &recv) == VIP_NOT_DONE);
   VIP_DESCRIPTOR* d = nullptr;
   for (size_t k = 0; k < 3; ++k) {
+    REQUIRE(VipRecvDone(p.svi, &d) == VIP_SUCCESS);
+    CHECK(d == p.server.desc(k));
+  }
+}
+
+TEST_CASE("Three threads waiting on one CQ take every completion once", "[via][cq]") {
+  CqPair p("cm");
+  constexpr int kMessages = 48;
+  for (size_t i = 0; i < kMessages; ++i) {
+    REQUIRE(VipPostRecv(p.svi, p.server.make(i, 64), p.server.mh) == VIP_SUCCESS);
+  }
+  p.connect();
+  std::atomic<int> taken{0}, wrong{0};
+  std::atomic<bool> done{false};
+  auto consumer = [&] {
+    while (!done.load()) {
+      VIP_VI_HANDLE vi = nullptr;
+      VIP_BOOLEAN recv = VIP_FALSE;
+      const VIP_RETURN r = VipCQWait(p.cq, 10000, &vi, &recv);
+      if (r == VIP_SUCCESS) {
+        taken.fetch_add(1);
+        if (vi != p.svi || recv != VIP_TRUE) wrong.fetch_add(1);
+      } else if (r != VIP_NOT_DONE) {
+        wrong.fetch_add(1);
+        return;
+      }
+    }
+  };
+  std::thread a(consumer), b(consumer), c(consumer);
+  for (int k = 0; k < kMessages; ++k) p.send();
+  const bool all = eventually_true([&] { return taken.load() >= kMessages; });
+  done = true;
+  for (int k = 0; k < 3; ++k) VipClanCQWake(p.cq);  // each waiter returns VIP_NOT_DONE
+  a.join();
+  b.join();
+  c.join();
+  CHECK(all);
+  CHECK(taken.load() == kMessages);
+  CHECK(wrong.load() == 0);
+  VIP_VI_HANDLE vi = nullptr;
+  VIP_BOOLEAN recv = VIP_FALSE;
+  CHECK(VipCQDone(p.cq, &vi, &recv) == VIP_NOT_DONE);
+  VIP_DESCRIPTOR* d = nullptr;
+  for (size_t k = 0; k < kMessages; ++k) {
     REQUIRE(VipRecvDone(p.svi, &d) == VIP_SUCCESS);
     CHECK(d == p.server.desc(k));
   }
