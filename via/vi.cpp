@@ -261,6 +261,7 @@ void Vi::complete_sends() {
 }
 
 void Vi::process_sends() {
+  transfer_full = false;
   size_t idx = 0;
   while (idx < sends.size() && sends[idx].in_flight) ++idx;
   Conn* c = conn.get();
@@ -296,7 +297,10 @@ void Vi::process_sends() {
   while (conn && state == VIP_STATE_CONNECTED && idx < sends.size()) {
     QueuedSend& s = sends[idx];
     Errc space = c->tq_tx->space();
-    if (space == Errc::kWouldBlock) break;  // the receiver has not caught up yet
+    if (space == Errc::kWouldBlock) {  // the receiver has not caught up yet
+      transfer_full = true;
+      break;
+    }
     if (space != Errc::kOk) return fail(VIP_STATUS_TRANSPORT_ERROR);
 
     // Which receive descriptors take this message? Pulled from the peer
@@ -788,6 +792,7 @@ VIP_RETURN VipSendWait(VIP_VI_HANDLE ViHandle, VIP_ULONG TimeOut, VIP_DESCRIPTOR
     std::shared_ptr<Conn> c;
     uint64_t ticket = 0;
     uint64_t seen = 0;
+    bool transfer_full = false;
     {
       std::lock_guard lock(vi->mu);
       stop_waiting(waited);
@@ -806,6 +811,7 @@ VIP_RETURN VipSendWait(VIP_VI_HANDLE ViHandle, VIP_ULONG TimeOut, VIP_DESCRIPTOR
         waiting = true;
         waited = c;
         seen = vi->send_completions.load(std::memory_order_relaxed);
+        transfer_full = vi->transfer_full;
       }
     }
     if (!deadline) deadline = deadline_ms(TimeOut);
@@ -818,11 +824,13 @@ VIP_RETURN VipSendWait(VIP_VI_HANDLE ViHandle, VIP_ULONG TimeOut, VIP_DESCRIPTOR
       c->dma->wait(ticket, *deadline);
     } else {
       // A deferred send waits for the peer's next receive descriptor (or the
-      // transfer queue to drain: rare, so a short slice).
+      // transfer queue to drain: rare, so a short slice). With the queue
+      // full, descriptors already there are no reason to look again: a peer
+      // that posts but never drains would have us spin.
       auto slice = clan::Deadline::after(std::chrono::milliseconds(2));
       c->ck_rx->tripwire().wait(
-          [&c, vi, seen] {
-            return c->ck_rx->readable() || c->down.load(std::memory_order_acquire) != 0 ||
+          [&c, vi, seen, transfer_full] {
+            return (!transfer_full && c->ck_rx->readable()) || c->down.load(std::memory_order_acquire) != 0 ||
                    vi->send_completions.load(std::memory_order_seq_cst) != seen;
           },
           slice.when() < deadline->when() ? slice : *deadline);

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,11 +12,13 @@
 #include <chrono>
 #include <cstddef>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "clan_emul/nic.hpp"
 #include "clan_emul/oob_manager.hpp"
+#include "clan_emul/region.hpp"
 #include "support/child_process.hpp"
 #include "tests/via/via_test_util.hpp"
 #include "via/cookie_ring.hpp"
@@ -41,6 +44,19 @@ VIP_VI_STATE state_of(VIP_VI_HANDLE vi) {
   return st;
 }
 
+// The server side of the hostile-peer tests: a NIC "srv" and one VI on it.
+struct Victim {
+  RuntimeDir dir;
+  Node server;
+  VIP_VI_HANDLE svi = nullptr;
+  VIP_VI_ATTRIBUTES sa{};
+  Victim() {
+    REQUIRE(server.open("srv"));
+    sa = vi_attributes(server.ptag);
+    REQUIRE(VipCreateVi(server.nic, &sa, nullptr, nullptr, &svi) == VIP_SUCCESS);
+  }
+};
+
 // A raw CLAN peer (not via/): its own rings and a hand-made hello, connected
 // to `svi` of `server`. The server's reply names its rings and the cookie of
 // the receive it had posted.
@@ -54,6 +70,8 @@ struct RawPeer {
   via::wire::Hello rh{};        // the server's hello
   via::wire::PostSegment seg{};  // its posted receive's one segment
   std::shared_ptr<clan::OobConnection> link;  // the VI's connection: closing it ends the VI
+  std::optional<clan::Region> sink;  // where the server's sends land (post_receive)
+  uint64_t posted = 0;               // receive descriptors posted to the server
 
   RawPeer() {
     clan::OobConfig oc;
@@ -98,6 +116,23 @@ struct RawPeer {
     std::memcpy(&rh, reply.data(), sizeof rh);
     std::memcpy(&seg, reply.data() + sizeof rh + sizeof(via::wire::PostHeader), sizeof seg);
   }
+  // Sets up the peer's side of the server's sends: its cookie ring to post
+  // into, the transfer queue to read, a 200 x 4 KiB region to receive in.
+  void receive_sends() {
+    REQUIRE(ck_tx->attach(*nic, rh.ck_ring, rh.ck_slots) == clan::Errc::kOk);
+    REQUIRE(tq_rx->attach(*nic, rh.tq_read) == clan::Errc::kOk);
+    sink.emplace(std::move(nic->export_region(200 * 4096).value()));
+  }
+  // Posts one 4 KiB receive descriptor to the server.
+  void post_receive() {
+    via::wire::PostHeader ph{via::wire::kPostMagic, 1, 4096, 0, posted};
+    via::wire::PostSegment ps{sink->cookie(), (posted % 200) * 4096, 4096};
+    std::byte msg[sizeof ph + sizeof ps];
+    std::memcpy(msg, &ph, sizeof ph);
+    std::memcpy(msg + sizeof ph, &ps, sizeof ps);
+    REQUIRE(ck_tx->push(posted, msg, sizeof msg) == clan::Errc::kOk);
+    ++posted;
+  }
 };
 
 }  // namespace
@@ -105,12 +140,10 @@ struct RawPeer {
 TEST_CASE("a completed descriptor's cookie is revoked, garbage in the transfer queue breaks "
           "that VI only",
           "[via][hostile]") {
-  RuntimeDir dir;
-  Node server;
-  REQUIRE(server.open("srv"));
-  VIP_VI_HANDLE svi = nullptr;
-  auto sa = vi_attributes(server.ptag);
-  REQUIRE(VipCreateVi(server.nic, &sa, nullptr, nullptr, &svi) == VIP_SUCCESS);
+  Victim v;
+  Node& server = v.server;
+  VIP_VI_HANDLE svi = v.svi;
+  VIP_VI_ATTRIBUTES& sa = v.sa;
   // The receive buffer alone in its CLAN allocation: revocation is per allocation.
   void* buf = nullptr;
   VIP_MEM_HANDLE bh = 0;
@@ -225,12 +258,9 @@ TEST_CASE("a completed descriptor's cookie is revoked, garbage in the transfer q
 TEST_CASE("a send descriptor a peer can write: its checked segment is the one sent, whatever the peer "
           "writes meanwhile",
           "[via][hostile]") {
-  RuntimeDir dir;
-  Node server;
-  REQUIRE(server.open("srv"));
-  VIP_VI_HANDLE svi = nullptr;
-  auto sa = vi_attributes(server.ptag);
-  REQUIRE(VipCreateVi(server.nic, &sa, nullptr, nullptr, &svi) == VIP_SUCCESS);
+  Victim v;
+  Node& server = v.server;
+  VIP_VI_HANDLE svi = v.svi;
   VIP_CLAN_VI_ATTRIBUTES x{VIP_FALSE, VIP_FALSE, VIP_CLAN_TRANSFER_PIO, 1024};
   REQUIRE(VipClanSetViAttributes(svi, &x) == VIP_SUCCESS);
   // A receive posted from the Node's block: its cookie, which the peer gets,
@@ -238,23 +268,10 @@ TEST_CASE("a send descriptor a peer can write: its checked segment is the one se
   REQUIRE(VipPostRecv(svi, server.make(0, 64), server.mh) == VIP_SUCCESS);
   RawPeer peer;
   peer.connect(server, svi);
-  REQUIRE(peer.ck_tx->attach(*peer.nic, peer.rh.ck_ring, peer.rh.ck_slots) == clan::Errc::kOk);
-  REQUIRE(peer.tq_rx->attach(*peer.nic, peer.rh.tq_read) == clan::Errc::kOk);
+  peer.receive_sends();
   auto block = std::move(peer.nic->import(peer.seg.cookie).value());
   REQUIRE(peer.seg.offset == 64 * Node::kDescriptors);  // buffer(0): the block starts at offset 0
-  // Receives of the peer's for the server to send into: 4 KiB each.
-  auto sink = std::move(peer.nic->export_region(200 * 4096).value());
-  uint64_t posted = 0;
-  auto post_one = [&] {
-    via::wire::PostHeader ph{via::wire::kPostMagic, 1, 4096, 0, posted};
-    via::wire::PostSegment ps{sink.cookie(), (posted % 200) * 4096, 4096};
-    std::byte msg[sizeof ph + sizeof ps];
-    std::memcpy(msg, &ph, sizeof ph);
-    std::memcpy(msg + sizeof ph, &ps, sizeof ps);
-    REQUIRE(peer.ck_tx->push(posted, msg, sizeof msg) == clan::Errc::kOk);
-    ++posted;
-  };
-  for (int i = 0; i < 100; ++i) post_one();
+  for (int i = 0; i < 100; ++i) peer.post_receive();
   // What the server sends: 64 bytes of its heap, registered as exactly that.
   std::vector<unsigned char> small(64, 'S');
   VIP_MEM_HANDLE hs = 0;
@@ -292,7 +309,7 @@ TEST_CASE("a send descriptor a peer can write: its checked segment is the one se
     if (!ok) break;
     largest = std::max(largest, (*rec)->length);
     peer.tq_rx->consume();
-    post_one();
+    peer.post_receive();
     ++sent;
   }
   stop = true;
@@ -302,6 +319,46 @@ TEST_CASE("a send descriptor a peer can write: its checked segment is the one se
   // Nothing beyond the 64 registered bytes ever left.
   CHECK(largest == 64);
   CHECK(sent > 0);
+}
+
+TEST_CASE("a deferred send to a peer that posts receives but never drains its transfer queue sleeps, "
+          "not spins",
+          "[via][hostile]") {
+  Victim v;
+  Node& server = v.server;
+  VIP_VI_HANDLE svi = v.svi;
+  VIP_CLAN_VI_ATTRIBUTES x{VIP_TRUE, VIP_FALSE, VIP_CLAN_TRANSFER_PIO, 1024};  // deferred sends
+  REQUIRE(VipClanSetViAttributes(svi, &x) == VIP_SUCCESS);
+  REQUIRE(VipPostRecv(svi, server.make(0, 64), server.mh) == VIP_SUCCESS);
+  RawPeer peer;
+  peer.connect(server, svi);
+  peer.receive_sends();
+  // Sends until the transfer queue, which the peer never reads, is full:
+  // from then on a send waits although the peer keeps receives posted.
+  std::memset(server.buffer(1), 'x', 8);
+  VIP_DESCRIPTOR* done = nullptr;
+  VIP_RETURN r = VIP_SUCCESS;
+  int sent = 0;
+  for (; sent < 2000 && r == VIP_SUCCESS; ++sent) {
+    peer.post_receive();
+    REQUIRE(VipPostSend(svi, server.make(1, 8), server.mh) == VIP_SUCCESS);
+    r = VipSendWait(svi, 50, &done);
+  }
+  REQUIRE(r == VIP_TIMEOUT);
+  INFO(sent << " sends before the queue was full");
+  for (int i = 0; i < 4; ++i) peer.post_receive();  // more receives: still no room
+  timespec cpu0{}, cpu1{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
+  const auto wall0 = std::chrono::steady_clock::now();
+  CHECK(VipSendWait(svi, 300, &done) == VIP_TIMEOUT);
+  const auto wall = std::chrono::steady_clock::now() - wall0;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
+  const double cpu_s = double(cpu1.tv_sec - cpu0.tv_sec) + double(cpu1.tv_nsec - cpu0.tv_nsec) / 1e9;
+  const double wall_s = std::chrono::duration<double>(wall).count();
+  INFO("the wait used " << cpu_s << " s of CPU in " << wall_s << " s");
+  // Asleep nearly all the time: about 4 % of it here, against all of a free
+  // CPU spinning (half of one shared with a build).
+  CHECK(cpu_s < wall_s / 5);
 }
 
 TEST_CASE("VIs in two processes: echo, then the peer dies while we wait", "[via][multiprocess]") {
