@@ -230,9 +230,11 @@ bool OtpConnection::collect_locked() {
           // A one-way reaches omniORB only whole (see the header comment),
           // so omniORB's own size limit cannot act on it: ours does, with
           // an eighth more for the headers of its fragments.
+          if (oneway_refused_) break;  // the rest of one refused below
           if (oneway_.size() + r.data.size() > max_oneway_bytes()) {
             if (!ended_) log_end("a one-way request larger than giopMaxMsgSize");
             ended_ = true;
+            oneway_refused_ = true;
             oneway_ = {};
             break;
           }

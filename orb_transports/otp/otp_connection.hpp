@@ -114,6 +114,7 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   size_t ready_off_ = 0;                      // consumed of ready_.front()
   std::vector<std::byte> oneway_;  // a one-way request being gathered (bounded: a larger
                                    // one than omniORB accepts ends the connection)
+  bool oneway_refused_ = false;    // such a one-way came: nothing more of it is gathered
   bool ended_ = false;
   int in_recv_ = 0;         // threads in Recv: they run the engine's timers, not the service
   uint64_t scheduled_ = 0;  // wake-up asked of the timer service (0: none)
