@@ -52,7 +52,7 @@ bool ViaConnection::open() {
     own_mem_ = static_cast<std::byte*>(std::aligned_alloc(kDescriptorBytes, own_bytes));
     r = own_mem_ ? VipRegisterMem(nic, own_mem_, static_cast<VIP_ULONG>(own_bytes), &ma, &own_mh_)
                  : VIP_ERROR_RESOURCE;
-    what = "VipRegisterMem";
+    what = own_mem_ ? "VipRegisterMem" : "allocating descriptors";
   }
   if (r == VIP_SUCCESS) {
     VIP_VI_ATTRIBUTES a{};
