@@ -288,7 +288,6 @@ struct Vi {
   std::atomic<uint64_t> recv_completions{0};
   uint32_t recv_waiters = 0;  // threads in VipRecvWait between checks (under mu)
   uint32_t cookie_waiters = 0;  // threads in VipSendWait for a receive descriptor (under mu)
-  bool transfer_full = false;   // the last progress found the peer's transfer queue full (under mu)
   // Send completions so far: a VipSendWait asleep on the cookie ring also
   // wakes for one that another thread's progress made (it took the
   // descriptor the sleeper was woken for). Written under mu.

@@ -261,7 +261,6 @@ void Vi::complete_sends() {
 }
 
 void Vi::process_sends() {
-  transfer_full = false;
   size_t idx = 0;
   while (idx < sends.size() && sends[idx].in_flight) ++idx;
   Conn* c = conn.get();
@@ -297,10 +296,7 @@ void Vi::process_sends() {
   while (conn && state == VIP_STATE_CONNECTED && idx < sends.size()) {
     QueuedSend& s = sends[idx];
     Errc space = c->tq_tx->space();
-    if (space == Errc::kWouldBlock) {  // the receiver has not caught up yet
-      transfer_full = true;
-      break;
-    }
+    if (space == Errc::kWouldBlock) break;  // the receiver has not caught up yet
     if (space != Errc::kOk) return fail(VIP_STATUS_TRANSPORT_ERROR);
 
     // Which receive descriptors take this message? Pulled from the peer
@@ -811,7 +807,7 @@ VIP_RETURN VipSendWait(VIP_VI_HANDLE ViHandle, VIP_ULONG TimeOut, VIP_DESCRIPTOR
         waiting = true;
         waited = c;
         seen = vi->send_completions.load(std::memory_order_relaxed);
-        transfer_full = vi->transfer_full;
+        transfer_full = c->tq_tx->space() == Errc::kWouldBlock;
       }
     }
     if (!deadline) deadline = deadline_ms(TimeOut);
