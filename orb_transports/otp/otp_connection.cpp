@@ -259,16 +259,16 @@ bool OtpConnection::collect_locked() {
 }
 
 int OtpConnection::send_to_engine(std::byte* data, size_t len, bool complete, bool exactly_once,
-                                  bool in_place, clan::Deadline deadline) {
+                                  bool in_place, clan::Deadline deadline, uint64_t now) {
   std::unique_lock lock(mu_);
   if (ended_) return -1;
+  if (now == 0) now = clan::now_ns();
   watch_due_ = 0;  // a call: the idle watch starts over when idle again
   // omniORB's buffer is valid only during Send: exactly-once packets keep a
   // copy for retransmission (taken after the first transmission); one-ways
   // go without any copy. See omnitransport/DESIGN.md.
-  otp::Errc e = in_place ? engine_.send_in_place(data, len, complete, exactly_once,
-                                                 otp::Retain::kCopy, clan::now_ns())
-                         : engine_.send(data, len, complete, exactly_once, clan::now_ns());
+  otp::Errc e = in_place ? engine_.send_in_place(data, len, complete, exactly_once, otp::Retain::kCopy, now)
+                         : engine_.send(data, len, complete, exactly_once, now);
   push_out(lock, deadline);
   return e == otp::Errc::kOk ? 0 : -1;
 }
@@ -284,7 +284,8 @@ int OtpConnection::Send(void* buf, size_t sz, const omni_time_t& deadline) {
     omniORB::logs(10, "giop:otp: outgoing bytes are not GIOP; closing the connection");
     return -1;
   }
-  const clan::Deadline d = to_deadline(deadline);
+  uint64_t now = 0;  // read with the deadline (0: not read), the engine's time for this chunk
+  const clan::Deadline d = to_deadline(deadline, &now);
   if (p.close) {
     // omniTransport has no messages the server starts: a CloseConnection
     // becomes the end of the connection, which the peer sees as a close.
@@ -298,17 +299,18 @@ int OtpConnection::Send(void* buf, size_t sz, const omni_time_t& deadline) {
   if (!undecided_.empty()) {
     std::vector<std::byte> head;
     head.swap(undecided_);
-    if (send_to_engine(head.data(), head.size(), false, p.expects_reply, false, d) < 0) return -1;
+    if (send_to_engine(head.data(), head.size(), false, p.expects_reply, false, d, now) < 0) return -1;
     undecided_.swap(head);  // keep the capacity
     undecided_.clear();
   }
   const bool in_place = omni_buffer && p.len >= kInPlaceMin;
-  if (send_to_engine(data, p.len, p.ends_call, p.expects_reply, in_place, d) < 0) return -1;
+  if (send_to_engine(data, p.len, p.ends_call, p.expects_reply, in_place, d, now) < 0) return -1;
   return static_cast<int>(p.len);
 }
 
 int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
-  const clan::Deadline d = to_deadline(deadline);
+  uint64_t now = 0;  // read with the deadline, else when first needed, then after each datagram
+  const clan::Deadline d = to_deadline(deadline, &now);
   auto* out = static_cast<std::byte*>(buf);
   std::unique_lock lock(mu_);
   // While this thread is in Recv it runs the engine's timers itself, each
@@ -325,7 +327,6 @@ int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
     Waiting(const Waiting&) = delete;
     Waiting& operator=(const Waiting&) = delete;
   } waiting(*this);
-  uint64_t now = 0;  // read when first needed, then after each datagram (reading costs)
   for (;;) {
     collect_locked();
     if (!ready_.empty()) {

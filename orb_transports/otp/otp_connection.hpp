@@ -92,9 +92,10 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   // With mu_ held: at trace level 10, why the connection ended, with counts.
   void log_end(const char* why);
   // `in_place`: the bytes are omniORB's own marshalling buffer, which the
-  // engine may write a header into for the time of a transmission.
+  // engine may write a header into for the time of a transmission. `now`:
+  // clan::now_ns() read just before (0: read it here).
   int send_to_engine(std::byte* data, size_t len, bool complete, bool exactly_once, bool in_place,
-                     clan::Deadline deadline);
+                     clan::Deadline deadline, uint64_t now);
   // The engine's sink (with mu_ held): straight onto the link when nothing
   // waits before it and credit is there, without waiting; else a copy joins
   // the out-queue, in order.

@@ -25,7 +25,14 @@ VIP_ULONG timeout_ms(clan::Deadline d) {
   const int ms = d.remaining_ms();
   return ms < 0 ? VIP_INFINITE : static_cast<VIP_ULONG>(ms);
 }
-VIP_ULONG timeout_ms(const omni_time_t& deadline) { return timeout_ms(to_deadline(deadline)); }
+VIP_ULONG timeout_ms(const omni_time_t& deadline) {
+  uint64_t now = 0;  // one clock read for both the conversion and what is left
+  const clan::Deadline d = to_deadline(deadline, &now);
+  if (d.is_never()) return VIP_INFINITE;
+  const auto left = d.when() - clan::Clock::time_point(std::chrono::nanoseconds(now));
+  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+  return ms <= 0 ? 0 : ms > 0x7fffffff ? 0x7fffffff : static_cast<VIP_ULONG>(ms);
+}
 
 }  // namespace
 
