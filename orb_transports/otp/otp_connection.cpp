@@ -25,6 +25,10 @@ constexpr size_t kInPlaceMin = 4096;
 
 clan::Deadline credit_wait() { return clan::Deadline::after(std::chrono::microseconds(2500)); }
 
+// Datagrams waiting for credit with no thread in Recv: the timer service
+// comes back for them this soon.
+constexpr uint64_t kCreditRetryNs = 1'000'000;
+
 // Around the moment recovery traffic is due after a loss (the engine's
 // recovery_due(): our retransmission timer, or the peer's NACK), Recv polls
 // instead of sleeping: a sleeping thread wakes tens of microseconds late
@@ -168,6 +172,17 @@ void OtpConnection::flush(std::unique_lock<std::mutex>& lk, std::optional<clan::
     // or the link is gone (Recv sees it).
   }
   sending_ = false;
+  retry_sends_later();
+}
+
+void OtpConnection::retry_sends_later() {
+  // A thread in Recv retries them itself; one draining the queue calls this
+  // when it is done.
+  if (outq_.empty() || in_recv_ > 0 || sending_ || ended_) return;
+  const uint64_t due = clan::now_ns() + kCreditRetryNs;
+  if (scheduled_ != 0 && scheduled_ <= due) return;
+  scheduled_ = due;
+  OtpTimerService::instance().schedule(this, due);
 }
 
 void OtpConnection::push_out(std::unique_lock<std::mutex>& lk, clan::Deadline deadline) {
@@ -323,6 +338,7 @@ int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
     ~Waiting() {
       --c.in_recv_;
       c.schedule_timer_locked();
+      c.retry_sends_later();
     }
     Waiting(const Waiting&) = delete;
     Waiting& operator=(const Waiting&) = delete;
@@ -451,11 +467,6 @@ void OtpConnection::on_timer_due() {
       OtpTimerService::instance().schedule(this, scheduled_);
     }
     calls_at_timer_ = calls;
-  }
-  // Packets still waiting for credit: come back soon (nobody may be in Recv).
-  if (!outq_.empty() && scheduled_ == 0) {
-    scheduled_ = now + 1'000'000;
-    OtpTimerService::instance().schedule(this, scheduled_);
   }
 }
 

@@ -77,6 +77,12 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   // On a server only from readable(), which omniORB never calls while its
   // thread waits in Peek (wait_readable would wait on for what we took).
   void take_in(std::unique_lock<std::mutex>& lk);
+  // With mu_ held: datagrams still wait for credit and no thread is in Recv
+  // (a Send whose deadline passed, a timer, readable()): asks the timer
+  // service to come back for them soon. Nobody may read this side again
+  // (a client after a one-way), and the credit the peer returns lies unread
+  // in our link until someone takes it in.
+  void retry_sends_later();
   // With mu_ held: asks the timer service for a wake-up by the engine's next
   // timer (or the idle watch's), if none is asked for within the reader
   // grace of it already.

@@ -4,7 +4,8 @@
 // Recv runs them itself); the engine's own packets do not hand a server
 // connection to omniORB; a one-way larger than omniORB accepts is refused
 // before it is all gathered; a client connection deleted while the timer
-// service runs it waits for that call.
+// service runs it waits for that call; datagrams left waiting for credit go
+// once the peer reads, though no thread of ours reads again.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -208,4 +209,27 @@ TEST_CASE("otp connection: a client connection released while the timer service 
     conn->decrRefCount(1);
   }
   CHECK(while_running > 0);
+}
+
+TEST_CASE("otp connection: datagrams left waiting for credit when Send's deadline passed go once the peer reads, though nobody reads here",
+          "[otp_plugin]") {
+  // Two credits: a one-way of eleven datagrams sends two, then waits.
+  FabricOptions& options = fabric_options();
+  const uint32_t window = options.otp_window;
+  options.otp_window = 2;
+  Pair p;
+  options.otp_window = window;
+  const Bytes oneway = giop_12(0, 0, 11 * 9000);
+  // The server does not read yet: Send's deadline passes with most of the
+  // one-way still waiting for credit. (omniORB then goes on; no thread of
+  // the client's will read or send on this connection again.)
+  REQUIRE(p.client->Send((void*)oneway.data(), oneway.size(), after(20ms)) == (int)oneway.size());
+  // The server reads, which returns credit; the client's timer service must
+  // take the credit in and send the rest.
+  Bytes in(oneway.size());
+  const uint64_t started = clan::now_ns();
+  const bool whole = recv_all(p.conn, in.data(), in.size());
+  INFO("the rest of the one-way took " << (clan::now_ns() - started) / 1000 << " us");
+  CHECK(whole);
+  CHECK((in == oneway));
 }
