@@ -132,6 +132,12 @@ struct MemRegion {
   clan::Region region;
   std::mutex mu;             // outstanding, and the cookie while it is reissued
   uint32_t outstanding = 0;  // posted receive descriptors using it
+  // Descriptors in this block not yet handed back to the application, and
+  // queued sends reading from it: VipClanFreeMem refuses the block until
+  // none is left. Raised only under the NIC's lock, after checking that the
+  // registrations used are still there (a block freed meanwhile is never
+  // touched); lowered anywhere.
+  std::atomic<uint32_t> in_use{0};
 };
 
 struct MemReg {
@@ -227,8 +233,16 @@ struct Conn {
   void wake();                               // after `down` changed
 };
 
+// A completed descriptor waiting for the application (VipRecvDone, ...),
+// with the CLAN block it lies in, held until then (null: other memory).
+struct Done {
+  VIP_DESCRIPTOR* d = nullptr;
+  MemRegion* block = nullptr;
+};
+
 struct PostedRecv {
   VIP_DESCRIPTOR* d = nullptr;
+  MemRegion* block = nullptr;  // the descriptor's own CLAN block, held (see MemRegion::in_use)
   uint64_t seq = 0;
   uint32_t capacity = 0;
   bool split = false;
@@ -243,6 +257,8 @@ struct LocalSegment {
 
 struct QueuedSend {
   VIP_DESCRIPTOR* d = nullptr;
+  MemRegion* block = nullptr;  // the descriptor's own CLAN block, held (see MemRegion::in_use)
+  InlineVec<MemRegion*, kMaxSegments> data_blocks;  // CLAN blocks of its buffers, held until it completes
   uint32_t total = 0;
   InlineVec<LocalSegment, kMaxSegments> segs;
   bool in_flight = false;
@@ -277,7 +293,7 @@ struct Vi {
   Fifo<PostedRecv> posted;
   Fifo<QueuedSend> sends;
   Fifo<RemoteDesc> remote;
-  Fifo<VIP_DESCRIPTOR*> send_done, recv_done;
+  Fifo<Done> send_done, recv_done;
   bool recv_notify = true;  // VipClanCQNotify: receives report to recv_cq
   // Readiness mode (VipClanCQNotify was called): at most one receive entry
   // of this VI waits in recv_cq, so a busy VI cannot bury others' entries.

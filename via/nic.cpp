@@ -301,6 +301,8 @@ VIP_RETURN VipClanFreeMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress) {
     std::lock_guard region_lock(it->second->mu);
     if (it->second->outstanding > 0) return VIP_INVALID_STATE;
   }
+  // Descriptors in it not yet handed back, or sends still reading from it.
+  if (it->second->in_use.load(std::memory_order_acquire) > 0) return VIP_INVALID_STATE;
   for (auto& [h, m] : n->mems) {
     if (m.region == it->second.get()) return VIP_INVALID_STATE;  // still registered
   }

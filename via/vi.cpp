@@ -101,7 +101,10 @@ void count_completion(std::atomic<uint64_t>& count, uint32_t waiters, const clan
 
 void Vi::finish_send(QueuedSend& s, uint32_t status) {
   s.d->CS.Status = status | VIP_STATUS_DONE | VIP_STATUS_OP_SEND;
-  send_done.push_back(s.d);
+  send_done.push_back(Done{s.d, s.block});  // its block stays held until it is handed back
+  s.block = nullptr;
+  for (MemRegion* r : s.data_blocks) r->in_use.fetch_sub(1, std::memory_order_release);
+  s.data_blocks.clear();
   // A VipSendWait asleep on the cookie ring: this send may have taken the
   // descriptor it was woken for.
   count_completion(send_completions, cookie_waiters, conn ? &conn->ck_rx->tripwire() : nullptr);
@@ -111,7 +114,8 @@ void Vi::finish_send(QueuedSend& s, uint32_t status) {
 void Vi::finish_recv(PostedRecv& p, uint32_t status) {
   p.d->CS.Status = status | VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE;
   for (MemRegion* r : p.regions) nic->release(r);  // may revoke the peer's access
-  recv_done.push_back(p.d);
+  recv_done.push_back(Done{p.d, p.block});  // its block stays held until it is handed back
+  p.block = nullptr;
   // A VipRecvWait in another thread, (about to be) blocked.
   count_completion(recv_completions, recv_waiters, conn ? &conn->tq_rx->tripwire() : nullptr);
   if (recv_cq && recv_notify) recv_cq->push(this, true);
@@ -470,9 +474,14 @@ VIP_RETURN check_attributes(NicImpl* n, const VIP_VI_ATTRIBUTES* a) {
 VIP_RETURN check_descriptor(Vi* vi, VIP_DESCRIPTOR* d, VIP_MEM_HANDLE mh, bool recv,
                             uint32_t& error, uint32_t& total, PostedRecv* post,
                             QueuedSend* send) {
+  NicImpl* nic = vi->nic;
+  // Registrations seen from here on are checked again below if any was
+  // removed meanwhile: only then could a CLAN block they name be gone.
+  const uint64_t epoch = nic->mem_epoch.load(std::memory_order_acquire);
   // vi->find_mem's result stays valid until its next call.
   const MemReg* dm = vi->find_mem(mh);
   if (!dm || !covers(*dm, d, sizeof(VIP_CONTROL_SEGMENT))) return VIP_INVALID_PARAMETER;
+  MemRegion* const desc_block = dm->region;
   error = 0;
   total = 0;
   const VIP_CONTROL_SEGMENT cs = read_once(d->CS);
@@ -487,6 +496,9 @@ VIP_RETURN check_descriptor(Vi* vi, VIP_DESCRIPTOR* d, VIP_MEM_HANDLE mh, bool r
   if (!covers(*dm, d, sizeof(VIP_CONTROL_SEGMENT) + count * sizeof(VIP_DESCRIPTOR_SEGMENT))) {
     return VIP_INVALID_PARAMETER;
   }
+  // The CLAN blocks used, with the handles that named them.
+  InlineVec<VIP_MEM_HANDLE, kMaxSegments> handles;
+  InlineVec<MemRegion*, kMaxSegments> blocks;
   uint64_t sum = 0;
   for (uint32_t i = 0; i < count; ++i) {
     const VIP_DATA_SEGMENT s = read_once(segments(d)[i].Local);
@@ -497,10 +509,13 @@ VIP_RETURN check_descriptor(Vi* vi, VIP_DESCRIPTOR* d, VIP_MEM_HANDLE mh, bool r
       return VIP_SUCCESS;
     }
     sum += s.Length;
+    if (m->region) {
+      handles.push_back(s.Handle);
+      blocks.push_back(m->region);
+    }
     if (recv) {
-      auto base = reinterpret_cast<uintptr_t>(m->region->region.data());
-      post->segs.push_back(wire::PostSegment{
-          {}, reinterpret_cast<uintptr_t>(s.Data.Address) - base, s.Length});
+      // The address for now; the offset in its block once the block is held.
+      post->segs.push_back(wire::PostSegment{{}, reinterpret_cast<uintptr_t>(s.Data.Address), s.Length});
       post->regions.push_back(m->region);
     } else {
       send->segs.push_back(LocalSegment{static_cast<const std::byte*>(s.Data.Address), s.Length});
@@ -511,24 +526,61 @@ VIP_RETURN check_descriptor(Vi* vi, VIP_DESCRIPTOR* d, VIP_MEM_HANDLE mh, bool r
     return VIP_SUCCESS;
   }
   total = static_cast<uint32_t>(sum);
-  // Hold each region and read its cookie under the region's lock: no reissue
-  // can slip in between.
+  if (!desc_block && blocks.size() == 0) return VIP_SUCCESS;  // no CLAN memory: nothing to hold
+  // Hold the blocks (VipClanFreeMem waits for them) under the NIC's lock,
+  // which VipDeregisterMem and VipClanFreeMem take: a registration still in
+  // the table names a block that is still there.
+  std::lock_guard lock(nic->mu);
+  if (nic->mem_epoch.load(std::memory_order_relaxed) != epoch) {
+    auto still = [nic](VIP_MEM_HANDLE h, const MemRegion* r) {
+      auto it = nic->mems.find(h);
+      return it != nic->mems.end() && it->second.region == r;
+    };
+    if (desc_block && !still(mh, desc_block)) return VIP_INVALID_PARAMETER;
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      if (!still(handles[i], blocks[i])) {
+        error = VIP_STATUS_PROTECTION_ERROR;
+        return VIP_SUCCESS;
+      }
+    }
+  }
+  if (desc_block) desc_block->in_use.fetch_add(1, std::memory_order_relaxed);
   if (recv) {
+    if (post) post->block = desc_block;
+    // Hold each region and read its cookie under the region's lock: no
+    // reissue can slip in between.
     for (size_t i = 0; i < post->regions.size(); ++i) {
       MemRegion* r = post->regions[i];
-      std::lock_guard lock(r->mu);
+      std::lock_guard region_lock(r->mu);
       ++r->outstanding;
       post->segs[i].cookie = r->region.cookie();
+      post->segs[i].offset -= reinterpret_cast<uintptr_t>(r->region.data());
+    }
+  } else {
+    send->block = desc_block;
+    for (MemRegion* r : blocks) {
+      r->in_use.fetch_add(1, std::memory_order_relaxed);
+      send->data_blocks.push_back(r);
     }
   }
   return VIP_SUCCESS;
 }
 
-VIP_RETURN pop(Fifo<VIP_DESCRIPTOR*>& q, VIP_DESCRIPTOR** out) {
-  VIP_DESCRIPTOR* d = q.front();
+// Lets go of what a send holds in CLAN blocks (see MemRegion::in_use).
+void release_blocks(QueuedSend& s) {
+  if (s.block) s.block->in_use.fetch_sub(1, std::memory_order_release);
+  s.block = nullptr;
+  for (MemRegion* r : s.data_blocks) r->in_use.fetch_sub(1, std::memory_order_release);
+  s.data_blocks.clear();
+}
+
+VIP_RETURN pop(Fifo<Done>& q, VIP_DESCRIPTOR** out) {
+  const Done done = q.front();
   q.pop_front();
-  *out = d;
-  return result_of(d);
+  *out = done.d;
+  const VIP_RETURN r = result_of(done.d);
+  if (done.block) done.block->in_use.fetch_sub(1, std::memory_order_release);  // the application's again
+  return r;
 }
 
 }  // namespace
@@ -624,6 +676,12 @@ VIP_RETURN VipDestroyVi(VIP_VI_HANDLE ViHandle) {
     }
     cq->entries = std::move(keep);
   }
+  // Completed descriptors never handed back: their blocks are free again.
+  for (Fifo<Done>* q : {&vi->send_done, &vi->recv_done}) {
+    for (; !q->empty(); q->pop_front()) {
+      if (q->front().block) q->front().block->in_use.fetch_sub(1, std::memory_order_release);
+    }
+  }
   delete vi;
   return VIP_SUCCESS;
 }
@@ -713,8 +771,10 @@ VIP_RETURN VipPostSend(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR* DescriptorPtr,
   // The descriptor this send will take, read now: a garbage one breaks the
   // VI before it accepts the send.
   if (vi->remote.empty()) vi->pull_cookie();
-  if (vi->state != VIP_STATE_CONNECTED) return VIP_INVALID_STATE;
-  if (vi->sends.size() >= kMaxDescriptorsPerQueue) return VIP_ERROR_RESOURCE;
+  if (vi->state != VIP_STATE_CONNECTED || vi->sends.size() >= kMaxDescriptorsPerQueue) {
+    release_blocks(s);
+    return vi->state != VIP_STATE_CONNECTED ? VIP_INVALID_STATE : VIP_ERROR_RESOURCE;
+  }
   DescriptorPtr->CS.Status = 0;
   DescriptorPtr->CS.Length = s.total;
   vi->sends.push_back(std::move(s));
