@@ -304,7 +304,10 @@ VIP_RETURN VipNSShutdown(IN VIP_NIC_HANDLE NicHandle);
  * to use it for receive buffers. */
 VIP_RETURN VipClanAllocMem(IN VIP_NIC_HANDLE NicHandle, IN VIP_ULONG Length,
                            OUT VIP_PVOID* VirtualAddress);
-/* VIP_INVALID_STATE while a posted receive descriptor still uses it. */
+/* VIP_INVALID_STATE while it is still registered or in use: a receive
+ * buffer posted in it, a descriptor in it posted or completed but not yet
+ * handed back (VipSendDone/Wait, VipRecvDone/Wait), or a queued send's
+ * buffer in it. */
 VIP_RETURN VipClanFreeMem(IN VIP_NIC_HANDLE NicHandle, IN VIP_PVOID VirtualAddress);
 
 #define VIP_CLAN_TRANSFER_AUTO 0 /* PIO up to PioThreshold bytes, DMA above */
