@@ -13,18 +13,10 @@ using namespace via_test;
 
 namespace {
 
-struct Pair {
-  RuntimeDir dir;
-  Node server, client;
-  VIP_VI_HANDLE svi = nullptr, cvi = nullptr;
+struct Pair : ViPair {
   Pair() {
-    REQUIRE(server.open("fsrv"));
-    REQUIRE(client.open("fcli"));
-    auto sa = vi_attributes(server.ptag);
-    auto ca = vi_attributes(client.ptag);
-    REQUIRE(VipCreateVi(server.nic, &sa, nullptr, nullptr, &svi) == VIP_SUCCESS);
-    REQUIRE(VipCreateVi(client.nic, &ca, nullptr, nullptr, &cvi) == VIP_SUCCESS);
-    REQUIRE(connect_pair(server, svi, cvi, "fsrv"));
+    REQUIRE(open("fsrv", "fcli"));
+    REQUIRE(connect());
   }
 };
 

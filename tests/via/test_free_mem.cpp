@@ -17,19 +17,8 @@ using namespace via_test;
 
 namespace {
 
-struct Peers {
-  RuntimeDir dir;
-  Node server, client;
-  VIP_VI_HANDLE svi = nullptr, cvi = nullptr;
-  Peers() {
-    REQUIRE(server.open("srv"));
-    REQUIRE(client.open("cli"));
-    auto sa = vi_attributes(server.ptag);
-    auto ca = vi_attributes(client.ptag);
-    REQUIRE(VipCreateVi(server.nic, &sa, nullptr, nullptr, &svi) == VIP_SUCCESS);
-    REQUIRE(VipCreateVi(client.nic, &ca, nullptr, nullptr, &cvi) == VIP_SUCCESS);
-  }
-  void connect() { REQUIRE(connect_pair(server, svi, cvi, "srv")); }
+struct Peers : ViPair {
+  Peers() { REQUIRE(open("srv", "cli")); }
   // The client sends `n` bytes from its own memory and reaps the send.
   void send(size_t n) {
     REQUIRE(VipPostSend(cvi, client.make(1, static_cast<uint32_t>(n)), client.mh) == VIP_SUCCESS);
@@ -69,7 +58,7 @@ TEST_CASE("VipClanFreeMem: a block holding a posted receive descriptor is refuse
   Block blk(p.server);
   VIP_DESCRIPTOR* d = one_segment(blk.mem, p.server.buffer(0), p.server.mh, 4096);
   REQUIRE(VipPostRecv(p.svi, d, blk.mh) == VIP_SUCCESS);
-  p.connect();
+  REQUIRE(p.connect());
   REQUIRE(VipDeregisterMem(p.server.nic, blk.mem, blk.mh) == VIP_SUCCESS);
   CHECK(VipClanFreeMem(p.server.nic, blk.mem) == VIP_INVALID_STATE);
   p.send(100);
@@ -92,7 +81,7 @@ TEST_CASE("VipClanFreeMem: a block holding a queued send's buffer is refused unt
           "[via][free_mem]") {
   Peers p;
   Block blk(p.client);
-  p.connect();
+  REQUIRE(p.connect());
   // DeferSends: the send waits in the VI until the server posts a receive.
   VIP_CLAN_VI_ATTRIBUTES x{VIP_TRUE, VIP_FALSE, VIP_CLAN_TRANSFER_PIO, 1024};
   REQUIRE(VipClanSetViAttributes(p.cvi, &x) == VIP_SUCCESS);
@@ -121,7 +110,7 @@ TEST_CASE("VipClanFreeMem: a block deregistered and freed while another thread p
   // live R or fails with a protection error; under AddressSanitizer a post
   // that touched a freed R fails the test.
   Peers p;
-  p.connect();
+  REQUIRE(p.connect());
   VIP_MEM_HANDLE extra[7];
   for (auto& h : extra) {
     VIP_MEM_ATTRIBUTES ma{p.server.ptag, VIP_FALSE, VIP_FALSE};

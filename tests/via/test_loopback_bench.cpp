@@ -16,18 +16,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct PioPair {
-  RuntimeDir dir;
-  Node server, client;
-  VIP_VI_HANDLE svi = nullptr, cvi = nullptr;
+struct PioPair : ViPair {
   PioPair() {
-    REQUIRE(server.open("lbsrv"));
-    REQUIRE(client.open("lbcli"));
-    auto sa = vi_attributes(server.ptag);
-    auto ca = vi_attributes(client.ptag);
-    REQUIRE(VipCreateVi(server.nic, &sa, nullptr, nullptr, &svi) == VIP_SUCCESS);
-    REQUIRE(VipCreateVi(client.nic, &ca, nullptr, nullptr, &cvi) == VIP_SUCCESS);
-    REQUIRE(connect_pair(server, svi, cvi, "lbsrv"));
+    REQUIRE(open("lbsrv", "lbcli"));
+    REQUIRE(connect());
     VIP_CLAN_VI_ATTRIBUTES x{VIP_FALSE, VIP_FALSE, VIP_CLAN_TRANSFER_PIO, 1024};
     REQUIRE(VipClanSetViAttributes(svi, &x) == VIP_SUCCESS);
     REQUIRE(VipClanSetViAttributes(cvi, &x) == VIP_SUCCESS);

@@ -117,4 +117,23 @@ inline bool connect_pair(Node& server, VIP_VI_HANDLE svi, VIP_VI_HANDLE cvi,
   return r == VIP_SUCCESS && accept == VIP_SUCCESS;
 }
 
+// Two nodes in this process with a VI each (reliable delivery); connect()
+// joins the client's VI to the server's.
+struct ViPair {
+  RuntimeDir dir;
+  Node server, client;
+  VIP_VI_HANDLE svi = nullptr, cvi = nullptr;
+  std::string server_name;
+  // False if a NIC, its memory or a VI could not be made.
+  bool open(const char* server_nic, const char* client_nic) {
+    server_name = server_nic;
+    if (!server.open(server_nic) || !client.open(client_nic)) return false;
+    auto sa = vi_attributes(server.ptag);
+    auto ca = vi_attributes(client.ptag);
+    return VipCreateVi(server.nic, &sa, nullptr, nullptr, &svi) == VIP_SUCCESS &&
+           VipCreateVi(client.nic, &ca, nullptr, nullptr, &cvi) == VIP_SUCCESS;
+  }
+  bool connect() { return connect_pair(server, svi, cvi, server_name); }
+};
+
 }  // namespace via_test
