@@ -80,8 +80,7 @@ OtpConnection::OtpConnection(std::shared_ptr<Fabric> fabric, std::unique_ptr<cla
       peer_address_(std::move(peer_address)),
       engine_(role, engine_config(link_->mtu())),
       rto_ns_(engine_config(link_->mtu()).rto_ns),
-      rxbuf_(link_->mtu()),
-      side_rxbuf_(link_->mtu()) {
+      rxbuf_(link_->mtu()) {
   engine_.set_sink(this);
 }
 
@@ -199,24 +198,40 @@ void OtpConnection::push_out(std::unique_lock<std::mutex>& lk, clan::Deadline de
   }
 }
 
-void OtpConnection::take_in(std::unique_lock<std::mutex>& lk) {
-  // A thread in Recv consumes for us.
-  if (in_recv_ > 0 || taking_in_ || ended_) return;
-  // Recv does not sleep while this runs (it may have come in meanwhile and
-  // must not miss what we feed the engine), so we stop as soon as it is in.
-  taking_in_ = true;
-  // try_receive takes one frame per call: credit acks and probes first.
-  for (int frames = 0; frames < 64 && in_recv_ == 0; ++frames) {
-    lk.unlock();
-    auto r = link_->try_receive(side_rxbuf_.data(), side_rxbuf_.size());
-    lk.lock();
-    if (r) {
-      engine_.on_packet(side_rxbuf_.data(), r.value(), clan::now_ns());
-    } else if (r.error() != Errc::kTimeout || !link_->unread()) {
-      break;  // nothing more now, or a receiver came; a broken link is Recv's to report
+bool OtpConnection::wait_turn(std::unique_lock<std::mutex>& lk, clan::Deadline deadline) {
+  ++turn_waiters_;
+  while (reading_) {
+    if (deadline.is_never()) {
+      turn_free_.wait(lk);
+    } else if (turn_free_.wait_until(lk, deadline.when()) == std::cv_status::timeout) {
+      break;
     }
   }
-  taking_in_ = false;
+  --turn_waiters_;
+  return !reading_;
+}
+
+void OtpConnection::end_turn() {
+  reading_ = false;
+  if (turn_waiters_ > 0) turn_free_.notify_all();
+}
+
+void OtpConnection::take_in(std::unique_lock<std::mutex>& lk) {
+  // A thread in Recv consumes for us; a thread coming into Recv waits for
+  // the turn, so we stop as soon as one is in. try_receive takes one frame
+  // per call: credit acks and probes first.
+  for (int frames = 0; frames < 64 && in_recv_ == 0 && !reading_ && !ended_; ++frames) {
+    reading_ = true;
+    lk.unlock();
+    auto r = link_->try_receive(rxbuf_.data(), rxbuf_.size());
+    lk.lock();
+    end_turn();  // mu_ is held until the engine has the datagram
+    if (r) {
+      engine_.on_packet(rxbuf_.data(), r.value(), clan::now_ns());
+    } else if (r.error() != Errc::kTimeout || !link_->unread()) {
+      break;  // nothing more now; a broken link is Recv's to report
+    }
+  }
 }
 
 void OtpConnection::log_end(const char* why) {
@@ -384,10 +399,19 @@ int OtpConnection::Recv(void* buf, size_t sz, const omni_time_t& deadline) {
         poll_until_ = std::max(poll_until_, *due + kPollAfterNs);
       }
     }
-    const bool poll = (now < poll_until_ && !clan::spin_history.oversubscribed()) || taking_in_;
+    if (reading_) {
+      // Another thread is between the link and the engine (take_in stops
+      // after one datagram now that we are in): wait, then take what it fed.
+      if (!wait_turn(lock, d)) return 0;
+      now = clan::now_ns();
+      continue;
+    }
+    const bool poll = now < poll_until_ && !clan::spin_history.oversubscribed();
+    reading_ = true;
     lock.unlock();
     auto r = link_->receive(rxbuf_.data(), rxbuf_.size(), poll ? kPoll : until);
     lock.lock();
+    end_turn();  // mu_ is held until the engine has the datagram
     now = clan::now_ns();
     if (r) {
       engine_.on_packet(rxbuf_.data(), r.value(), now);
@@ -493,15 +517,20 @@ bool OtpConnection::readable() {
 bool OtpConnection::wait_readable(clan::Deadline deadline) {
   // Feed the engine until it has something for omniORB (control packets
   // such as acks are consumed here without waking anybody).
+  std::unique_lock lock(mu_);
   for (;;) {
-    {
-      std::lock_guard lock(mu_);
-      collect_locked();
-      if (!ready_.empty() || ended_) return true;
+    collect_locked();
+    if (!ready_.empty() || ended_) return true;
+    if (reading_) {  // another thread feeds the engine: look at what it fed
+      if (!wait_turn(lock, deadline)) return false;
+      continue;
     }
+    reading_ = true;
+    lock.unlock();
     auto r = link_->receive(rxbuf_.data(), rxbuf_.size(), deadline);
+    lock.lock();
+    end_turn();  // mu_ is held until the engine has the datagram
     if (!r) return r.error() != Errc::kTimeout;  // a closed link is readable
-    std::unique_lock lock(mu_);
     engine_.on_packet(rxbuf_.data(), r.value(), clan::now_ns());
     flush(lock);
   }

@@ -9,6 +9,7 @@
 // waiting on run on the process's timer service.
 #pragma once
 
+#include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -73,7 +74,8 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   void push_out(std::unique_lock<std::mutex>& lk, clan::Deadline deadline);
   // With mu_ held, for threads other than Recv: feeds the engine what the
   // link has now (consuming it returns the peer's credit; duplicates draw
-  // the engine's answers), unless a thread in Recv or take_in does that.
+  // the engine's answers), unless a thread in Recv or another reader does
+  // that; stops for a thread coming into Recv.
   // On a server only from readable(), which omniORB never calls while its
   // thread waits in Peek (wait_readable would wait on for what we took).
   void take_in(std::unique_lock<std::mutex>& lk);
@@ -83,6 +85,15 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   // (a client after a one-way), and the credit the peer returns lies unread
   // in our link until someone takes it in.
   void retry_sends_later();
+  // The reading turn (with mu_ held): a thread takes datagrams off the link
+  // only while it holds the turn, and gives it back once the engine has the
+  // datagram (mu_ held from its return from the link until then). Readers
+  // of several threads (Recv, take_in, wait_readable) would otherwise feed
+  // the engine out of the link's order, and a one-way is aborted at the
+  // first gap. wait_turn waits until the turn is free (false: the deadline
+  // passed first); end_turn gives it back.
+  bool wait_turn(std::unique_lock<std::mutex>& lk, clan::Deadline deadline);
+  void end_turn();
   // With mu_ held: asks the timer service for a wake-up by the engine's next
   // timer (or the idle watch's), if none is asked for within the reader
   // grace of it already.
@@ -126,9 +137,10 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   int in_recv_ = 0;         // threads in Recv: they run the engine's timers, not the service
   uint64_t scheduled_ = 0;  // wake-up asked of the timer service (0: none)
   uint64_t poll_until_ = 0;  // Recv polls rather than sleeps until then (recovery after a loss)
-  std::vector<std::byte> rxbuf_;
-  std::vector<std::byte> side_rxbuf_;  // take_in's (Recv may be using rxbuf_)
-  bool taking_in_ = false;
+  std::vector<std::byte> rxbuf_;  // the reading turn's
+  bool reading_ = false;         // a thread holds the reading turn
+  int turn_waiters_ = 0;
+  std::condition_variable turn_free_;
   // Idle watch (clients): nobody reads an idle client connection, yet the
   // server repeats its reply there until it has our acknowledgement (which
   // may be late or lost) and then gives up on the connection. So the timer
