@@ -92,22 +92,10 @@ struct RawPeer {
     h.tq_read = tq_tx->cookie();
     std::vector<std::byte> blob(sizeof h);
     std::memcpy(blob.data(), &h, sizeof h);
-    Address local("srv", "d0");
-    Address out("", "");
-    VIP_VI_ATTRIBUTES ra{};
-    VIP_CONN_HANDLE conn = nullptr;
-    REQUIRE(VipConnectWait(server.nic, local.get(), 0, out.get(), &ra, &conn) == VIP_TIMEOUT);
-    VIP_RETURN accepted = VIP_ERROR_RESOURCE;
-    std::thread t([&] {
-      Address o("", "");
-      VIP_VI_ATTRIBUTES a{};
-      VIP_CONN_HANDLE c = nullptr;
-      if (VipConnectWait(server.nic, local.get(), 10000, o.get(), &a, &c) == VIP_SUCCESS) {
-        accepted = VipConnectAccept(c, svi);
-      }
-    });
+    AcceptOne accept(server, svi, "srv", "d0");
+    REQUIRE(accept.listening());
     auto c = oob->connect("srv", port_of("d0"), blob, clan::Deadline::after(10s));
-    t.join();
+    const VIP_RETURN accepted = accept.result();
     REQUIRE(c.ok());
     REQUIRE(accepted == VIP_SUCCESS);
     link = std::move(c.value());

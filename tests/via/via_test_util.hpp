@@ -89,32 +89,52 @@ struct Node {
   }
 };
 
-// Connects client VI -> server VI, both in this process. The server's
-// listener is created first (a zero-timeout wait), so no request is refused.
-inline bool connect_pair(Node& server, VIP_VI_HANDLE svi, VIP_VI_HANDLE cvi,
-                         const std::string& server_name, const std::string& disc = "d0") {
-  Address local(server_name, disc);
-  Address remote_out("", "");
-  VIP_VI_ATTRIBUTES rattrs{};
-  VIP_CONN_HANDLE conn = nullptr;
-  if (VipConnectWait(server.nic, local.get(), 0, remote_out.get(), &rattrs, &conn) != VIP_TIMEOUT) {
-    return false;
-  }
-  VIP_RETURN accept = VIP_ERROR_RESOURCE;
-  std::thread t([&] {
+// The server's side of a connection made in this process: it listens first
+// (a zero-timeout wait), so no request is refused, then accepts the first
+// request on `svi` on a thread of its own. result() joins that thread:
+// VIP_SUCCESS once accepted.
+class AcceptOne {
+ public:
+  AcceptOne(Node& server, VIP_VI_HANDLE svi, const std::string& name, const std::string& disc)
+      : local_(name, disc) {
     Address out("", "");
     VIP_VI_ATTRIBUTES ra{};
-    VIP_CONN_HANDLE c = nullptr;
-    if (VipConnectWait(server.nic, local.get(), 10000, out.get(), &ra, &c) == VIP_SUCCESS) {
-      accept = VipConnectAccept(c, svi);
-    }
-  });
+    VIP_CONN_HANDLE conn = nullptr;
+    if (VipConnectWait(server.nic, local_.get(), 0, out.get(), &ra, &conn) != VIP_TIMEOUT) return;
+    thread_ = std::thread([this, &server, svi] {
+      Address o("", "");
+      VIP_VI_ATTRIBUTES a{};
+      VIP_CONN_HANDLE c = nullptr;
+      if (VipConnectWait(server.nic, local_.get(), 10000, o.get(), &a, &c) == VIP_SUCCESS) {
+        accepted_ = VipConnectAccept(c, svi);
+      }
+    });
+  }
+  ~AcceptOne() { result(); }
+  AcceptOne(const AcceptOne&) = delete;
+  AcceptOne& operator=(const AcceptOne&) = delete;
+  bool listening() const { return thread_.joinable(); }
+  VIP_RETURN result() {
+    if (thread_.joinable()) thread_.join();
+    return accepted_;
+  }
+
+ private:
+  Address local_;
+  VIP_RETURN accepted_ = VIP_ERROR_RESOURCE;
+  std::thread thread_;
+};
+
+// Connects client VI -> server VI, both in this process.
+inline bool connect_pair(Node& server, VIP_VI_HANDLE svi, VIP_VI_HANDLE cvi,
+                         const std::string& server_name, const std::string& disc = "d0") {
+  AcceptOne accept(server, svi, server_name, disc);
+  if (!accept.listening()) return false;
   Address client_local("", "c");
   Address remote(server_name, disc);
   VIP_VI_ATTRIBUTES ra{};
   VIP_RETURN r = VipConnectRequest(cvi, client_local.get(), remote.get(), 10000, &ra);
-  t.join();
-  return r == VIP_SUCCESS && accept == VIP_SUCCESS;
+  return accept.result() == VIP_SUCCESS && r == VIP_SUCCESS;
 }
 
 // Two nodes in this process with a VI each (reliable delivery); connect()
