@@ -87,4 +87,9 @@ Errc Aperture::write_word(size_t offset, uint64_t value) {
   return Errc::kOk;
 }
 
+void Aperture::prefetch_for_write(size_t offset, size_t len) const {
+  if (!base_ || offset > size_ || len > size_ - offset) return;
+  for (size_t at = offset & ~size_t{63}; at < offset + len; at += 64) __builtin_prefetch(base_ + at, 1);
+}
+
 }  // namespace clan

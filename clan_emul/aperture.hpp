@@ -32,6 +32,10 @@ class Aperture {
   // PIO of one aligned 64-bit word as a single atomic release store: the way
   // a protocol publishes a pointer after the data it covers.
   Errc write_word(size_t offset, uint64_t value);
+  // A hint, not a write: brings the cache lines of [offset, offset+len) into
+  // this CPU's cache for writing, ahead of a write that will come. Out of
+  // range or on a closed aperture it does nothing.
+  void prefetch_for_write(size_t offset, size_t len) const;
 
   size_t size() const { return size_; }
   bool valid() const { return nic_ != nullptr; }

@@ -47,6 +47,10 @@ Errc CookieSender::push(uint64_t pos, const void* msg, size_t len) {
   // see its request and ring.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (load_word(region_.data() + kCkWant) != 0) e = ring_.write_word(kCkDoorbell, pos + 1);
+  // The next slot was last written a lap (512 posts) ago: with dozens of
+  // VIs its lines have left the caches, and fetching them would stall the
+  // next push's fence. Fetch them now, while they are not needed.
+  ring_.prefetch_for_write(slot_at(pos + 1, slots_), 8 + len);
   return e;
 }
 

@@ -58,7 +58,13 @@ TEST_CASE("writes outside the aperture are rejected and write nothing", "[region
   CHECK(ap->write(SIZE_MAX, big.data(), 2) == Errc::kOutOfRange);
   CHECK(ap->write_word(4096, 1) == Errc::kOutOfRange);
   CHECK(ap->write_word(3, 1) == Errc::kInvalidArgument);
+  // The prefetch hint writes nothing, in range or out of it.
+  ap->prefetch_for_write(0, 4096);
+  ap->prefetch_for_write(4000, 5000);
+  ap->prefetch_for_write(SIZE_MAX, 2);
   CHECK(all_zero(r->data(), r->size()));
+  ap->reset();
+  ap->prefetch_for_write(0, 64);  // closed: a no-op
 }
 
 TEST_CASE("a peer's descriptor of a region cannot change its size, and an unsealed memfd is refused",
