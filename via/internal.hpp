@@ -140,6 +140,11 @@ struct MemRegion {
   std::atomic<uint32_t> in_use{0};
 };
 
+// Lets go of one hold on a block (see MemRegion::in_use); null: none taken.
+inline void unhold(MemRegion* r) {
+  if (r) r->in_use.fetch_sub(1, std::memory_order_release);
+}
+
 struct MemReg {
   uintptr_t addr;
   size_t len;

@@ -97,14 +97,21 @@ void count_completion(std::atomic<uint64_t>& count, uint32_t waiters, const clan
   count.store(n, std::memory_order_seq_cst);
   if (tripwire) tripwire->wake_waiters();
 }
+
+// Lets go of what a send holds in CLAN blocks (see MemRegion::in_use).
+void release_blocks(QueuedSend& s) {
+  unhold(s.block);
+  s.block = nullptr;
+  for (MemRegion* r : s.data_blocks) unhold(r);
+  s.data_blocks.clear();
+}
 }  // namespace
 
 void Vi::finish_send(QueuedSend& s, uint32_t status) {
   s.d->CS.Status = status | VIP_STATUS_DONE | VIP_STATUS_OP_SEND;
   send_done.push_back(Done{s.d, s.block});  // its block stays held until it is handed back
   s.block = nullptr;
-  for (MemRegion* r : s.data_blocks) r->in_use.fetch_sub(1, std::memory_order_release);
-  s.data_blocks.clear();
+  release_blocks(s);  // its buffers' blocks
   // A VipSendWait asleep on the cookie ring: this send may have taken the
   // descriptor it was woken for.
   count_completion(send_completions, cookie_waiters, conn ? &conn->ck_rx->tripwire() : nullptr);
@@ -566,20 +573,12 @@ VIP_RETURN check_descriptor(Vi* vi, VIP_DESCRIPTOR* d, VIP_MEM_HANDLE mh, bool r
   return VIP_SUCCESS;
 }
 
-// Lets go of what a send holds in CLAN blocks (see MemRegion::in_use).
-void release_blocks(QueuedSend& s) {
-  if (s.block) s.block->in_use.fetch_sub(1, std::memory_order_release);
-  s.block = nullptr;
-  for (MemRegion* r : s.data_blocks) r->in_use.fetch_sub(1, std::memory_order_release);
-  s.data_blocks.clear();
-}
-
 VIP_RETURN pop(Fifo<Done>& q, VIP_DESCRIPTOR** out) {
   const Done done = q.front();
   q.pop_front();
   *out = done.d;
   const VIP_RETURN r = result_of(done.d);
-  if (done.block) done.block->in_use.fetch_sub(1, std::memory_order_release);  // the application's again
+  unhold(done.block);  // the application's again
   return r;
 }
 
@@ -679,7 +678,7 @@ VIP_RETURN VipDestroyVi(VIP_VI_HANDLE ViHandle) {
   // Completed descriptors never handed back: their blocks are free again.
   for (Fifo<Done>* q : {&vi->send_done, &vi->recv_done}) {
     for (; !q->empty(); q->pop_front()) {
-      if (q->front().block) q->front().block->in_use.fetch_sub(1, std::memory_order_release);
+      unhold(q->front().block);
     }
   }
   delete vi;
