@@ -76,10 +76,18 @@ Errc DmqSender::wait_for_space(size_t need, Deadline deadline) {
     if (lazy_read > write_i_ || write_i_ - lazy_read > config_.ring_bytes || lazy_read % 8) {
       return verdict = fail(Errc::kCorrupt), true;
     }
+    seen_read_ = lazy_read;
     return config_.ring_bytes - (write_i_ - lazy_read) >= need;
   };
   Errc e = space_tripwire_.wait(ready, deadline);
   return e != Errc::kOk ? e : verdict;
+}
+
+Errc DmqSender::reserve(size_t need, Deadline deadline) {
+  // Our sends only ever took what was free up to seen_read_, so write_i_ -
+  // seen_read_ <= ring_bytes.
+  if (config_.ring_bytes - (write_i_ - seen_read_) >= need) return status();
+  return wait_for_space(need, deadline);
 }
 
 Errc DmqSender::send(const void* data, size_t len, Deadline deadline, Transfer how) {
@@ -94,7 +102,7 @@ Errc DmqSender::send(const void* data, size_t len, Deadline deadline, Transfer h
   if (!ring_.valid()) return Errc::kInvalidArgument;
   if (len > config_.max_message || (data == nullptr && len != 0)) return Errc::kInvalidArgument;
   const size_t need = kHeader + align8(len);
-  if (Errc e = wait_for_space(need, deadline); e != Errc::kOk) return e;
+  if (Errc e = reserve(need, deadline); e != Errc::kOk) return e;
   const size_t at = kRing + (write_i_ & (config_.ring_bytes - 1));
   Errc e = ring_.write_word(at, header(write_i_, static_cast<uint32_t>(len)));
   if (e == Errc::kOk && len) e = ring_.write(at + kHeader, data, len);
@@ -108,7 +116,7 @@ Result<uint64_t> DmqSender::send_dma_async(const void* data, size_t len, Deadlin
   if (!ring_.valid()) return Errc::kInvalidArgument;
   if (len > config_.max_message || (data == nullptr && len != 0)) return Errc::kInvalidArgument;
   const size_t need = kHeader + align8(len);
-  if (Errc e = wait_for_space(need, deadline); e != Errc::kOk) return e;
+  if (Errc e = reserve(need, deadline); e != Errc::kOk) return e;
   DmaStream& d = dma();
   if (d.error() != Errc::kOk) return fail(d.error());
   const size_t at = kRing + (write_i_ & (config_.ring_bytes - 1));

@@ -32,7 +32,10 @@ class DmqSender {
 
   // Sends one message of up to max_message bytes, blocking while the ring is
   // full. kPio copies with the CPU; kDma queues the copy and the pointer
-  // update on the DMA engine and returns when both have landed.
+  // update on the DMA engine and returns when both have landed. The
+  // receiver's read pointer (and its close) is looked at only when the space
+  // known to be free runs short: a close is seen then (kClosed), and so is a
+  // pointer that cannot be true (kCorrupt), which is never acted upon.
   Errc send(const void* data, size_t len, Deadline deadline, Transfer how = Transfer::kPio);
   // DMA without waiting: `data` must stay valid until dma().done(ticket).
   Result<uint64_t> send_dma_async(const void* data, size_t len, Deadline deadline);
@@ -49,6 +52,9 @@ class DmqSender {
 
  private:
   DmqSender(Nic& nic, const DmqConfig& config) : nic_(nic), config_(config) {}
+  // Room for `need` bytes: at once if the receiver's read position as last
+  // seen leaves that much, else wait_for_space.
+  Errc reserve(size_t need, Deadline deadline);
   Errc wait_for_space(size_t need, Deadline deadline);
   Errc fail(Errc e);
 
@@ -59,6 +65,12 @@ class DmqSender {
   Aperture ring_;
   std::unique_ptr<DmaStream> dma_;
   uint64_t write_i_ = 0;
+  // The receiver's read position as last read (and checked): the space up to
+  // it stays free, since only our sends use it up. Looking at the word the
+  // receiver writes only when that space runs short saves a cache-line
+  // transfer between the cores on each send, and one more on each release
+  // (the receiver's write finds the line still its own).
+  uint64_t seen_read_ = 0;
   std::atomic<Errc> status_{Errc::kOk};
 };
 

@@ -253,10 +253,21 @@ TEST_CASE("garbage from a hostile peer breaks that queue only", "[dmq][hostile]"
 
 TEST_CASE("a receiver that writes a bad read pointer breaks the sender with kCorrupt",
           "[dmq][hostile]") {
-  Link l;
+  // The sender looks at the read pointer only once the space it knows to be
+  // free runs short: it finds the lie then, having written only into that space.
+  DmqConfig cfg;
+  cfg.ring_bytes = 4096;
+  cfg.max_message = 512;
+  Link l(cfg);
   auto hostile = std::move(Nic::open({}).value());
   auto ap = std::move(hostile->import(l.tx->cookie()).value());
   ap.write_word(dmq::kLazyRead, 1u << 30);  // "consumed" more than was ever sent
+  std::vector<uint8_t> b(504, 1);           // 512 ring bytes a message with its header
+  int sent = 0;
+  Errc e = Errc::kOk;
+  while (sent <= 8 && (e = l.tx->send(b.data(), b.size(), Deadline::after(1s))) == Errc::kOk) ++sent;
+  CHECK(e == Errc::kCorrupt);
+  CHECK(sent == 8);  // the ring's 4096 bytes, all free from the start
   CHECK(l.tx->send("x", 1, Deadline::after(1s)) == Errc::kCorrupt);
 }
 
