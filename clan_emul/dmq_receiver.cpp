@@ -93,6 +93,7 @@ Result<DmqMessage> DmqReceiver::receive(Deadline deadline) {
     return fail(Errc::kCorrupt);
   }
   pending_ = kHeader + align8(len);
+  if (redirected_.load(std::memory_order_relaxed)) data_tripwire_.prefetch_for_set_queue();
   return DmqMessage{region_.data() + at + kHeader, len};
 }
 

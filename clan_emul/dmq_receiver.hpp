@@ -50,7 +50,10 @@ class DmqReceiver {
   }
   // Directs the ring's tripwire into `queue` as `source` (nullptr: nowhere),
   // e.g. only while a monitor watches this queue.
-  void notify_to(EventQueue* queue, uint32_t source) { data_tripwire_.set_queue(queue, source); }
+  void notify_to(EventQueue* queue, uint32_t source) {
+    if (queue) redirected_.store(true, std::memory_order_relaxed);
+    data_tripwire_.set_queue(queue, source);
+  }
 
   Errc close();
   // Breaks the queue at once (e.g. the peer died): waiters wake with `reason`.
@@ -73,6 +76,13 @@ class DmqReceiver {
   DmqConfig config_;
   Region region_;
   Tripwire data_tripwire_;
+  // notify_to() has directed the tripwire at a queue: the receiver is
+  // watched by a monitor, which typically redirects it around every message
+  // it takes (an omniORB server connection: armed while the call runs,
+  // disarmed when the worker reads again). So receive() fetches the tripwire
+  // entry's line for writing, which the sender's firing has just taken, and
+  // the redirection that follows finds it here.
+  std::atomic<bool> redirected_{false};
   Aperture sender_;
   // Written by the receiving thread only; readable() may look from another.
   std::atomic<uint64_t> read_i_{0};

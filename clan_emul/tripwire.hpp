@@ -39,6 +39,9 @@ class Tripwire {
   // Directs firings into `queue` as `source` from now on (nullptr: no queue).
   // The caller owns that source. Cheap: two atomic stores.
   void set_queue(EventQueue* queue, uint32_t source);
+  // A hint that set_queue() is coming: fetches the entry's line for writing
+  // now (a writer's firing reads it, which takes it away). Writes nothing.
+  void prefetch_for_set_queue() const { __builtin_prefetch(slot_, 1); }
   // Fires it locally: wakes waiters so they re-check (e.g. on peer death).
   void poke() const;
   // Wakes its waiters so they re-check, without posting to its event queue:
