@@ -62,7 +62,7 @@ constexpr size_t kMemcpyBlock = 64 * 1024;
 constexpr size_t kMemcpyLarge = size_t{256} << 20;  // far beyond any cache of this VM
 const std::vector<uint64_t> kSizes = {16, 64, 256, 1024, 4096, 16384, 65536};
 
-// Targets (README: Benchmarks).
+// Targets (examples/DESIGN.md).
 constexpr double kTargetPioOverBare = 3.0;     // PIO p50 / bare p50 <= 3x
 constexpr double kTargetUnixOverPio = 20.0;    // unix p50 / PIO p50 >= 20x
 constexpr double kTargetDmqOverMemcpy = 0.40;  // DMQ 64 KiB >= 40 % of memcpy
@@ -705,7 +705,7 @@ class Driver {
 // references are measured: a cache-resident 64 KiB block (the ceiling of a
 // copy that never leaves one core's cache) and a large block (kMemcpyLarge,
 // far beyond the caches: the memory-bandwidth figure that a transport moving
-// data between cores is measured against; see README: Benchmarks).
+// data between cores is measured against; see examples/DESIGN.md).
 double memcpy_bandwidth(size_t block, double secs) {
   std::unique_ptr<std::byte, void (*)(void*)> src(static_cast<std::byte*>(std::aligned_alloc(64, block)), std::free);
   std::unique_ptr<std::byte, void (*)(void*)> dst(static_cast<std::byte*>(std::aligned_alloc(64, block)), std::free);

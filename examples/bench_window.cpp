@@ -1,6 +1,6 @@
 // bench_window: throughput of the DatagramLink (clan_emul/datagram_link.hpp)
 // between two processes vs the credit window (paper 003 sect. 3, Figs. 2-3;
-// the flow-control window table of README: Benchmarks): windows 1, 4, 8, 32 and unlimited
+// the flow-control window table of examples/DESIGN.md): windows 1, 4, 8, 32 and unlimited
 // (0, no flow control: only the DMQ ring limits what is in flight), datagram
 // sizes 1 KiB and 8 KiB, loss 0 % (and 1 % in both directions, credit acks
 // included, with --loss).

@@ -23,7 +23,7 @@ reported with the server's stderr and skipped. Under loss, a call that fails
 or a one-way that is lost is a measured result, not a failure. All child processes are killed
 on exit, including on Ctrl-C and SIGTERM (each runs in its own process group).
 
-Method: README, "Benchmarks". A new transport joins by adding a line
+Method: examples/DESIGN.md. A new transport joins by adding a line
 to TRANSPORTS below.
 """
 
