@@ -16,8 +16,8 @@ using clan::Errc;
 
 namespace {
 // How long Recv, Peek and timers let a send wait for link credit: long
-// enough for the link to probe the peer (it probes a stall after 1 ms, which
-// is what recovers a lost credit ack), short enough not to hold up receiving.
+// enough for the link to probe the peer (it probes a stall after 100 us, backing
+// off, which is what recovers a lost credit ack), short enough not to hold up receiving.
 // The connection's lock is not held meanwhile, and the link keeps reading.
 // Chunks from this size on are sent with the copy-out trick (paper 002 sect.
 // 4.4): it costs one extra small packet, which pays only for large chunks.
@@ -190,7 +190,7 @@ void OtpConnection::push_out(std::unique_lock<std::mutex>& lk, clan::Deadline de
     // thread drains the queue (ours go too), or nobody will read: as before.
     if (sending_ || outq_.empty() || ended_) return flush(lk, deadline);
     // Slices as long as credit_wait(): each link wait probes a stalled peer
-    // after 1 ms, which is what recovers a lost credit ack.
+    // after 100 us (backing off), which is what recovers a lost credit ack.
     const clan::Deadline slice = credit_wait();
     flush(lk, slice.when() < deadline.when() ? slice : deadline);
     if (deadline.expired()) return;

@@ -3,8 +3,9 @@
 // buffer, all registered once.
 //
 // Flow control is by credits, paper 001 style: a credit is a posted receive
-// descriptor. All of them are posted before the connection exists (they
-// travel in the handshake), and each goes back to the peer through the cookie
+// descriptor. All of them are posted as soon as the connection is made
+// (VIPL cannot destroy a VI with receives posted, so a failed connect must
+// leave none), and each goes back to the peer through the cookie
 // queue once Recv has copied its message out: just before this side waits or
 // after it sends, so not between a request's arrival and its reply, or at
 // once when half of them are out. The VI defers sends
