@@ -1,0 +1,124 @@
+#include "orb_transports/common/option_table.hpp"
+
+#include <array>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "orb_transports/common/option_value.hpp"
+
+namespace clanorb {
+namespace {
+
+template <auto Field>
+uint64_t get_field(const FabricOptions& o) {
+  return static_cast<uint64_t>(o.*Field);
+}
+template <auto Field>
+void set_field(FabricOptions& o, uint64_t v) {
+  o.*Field = static_cast<std::remove_reference_t<decltype(o.*Field)>>(v);
+}
+
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+
+// The bounds are what is sane, not what the field holds: a spin beyond a
+// second, or a timeout beyond ten, is a mistake. A ring must hold giop:clan's
+// largest message (64 KiB) twice over, and a peer accepts rings up to 1 GiB.
+// otp's window is bounded by what its ring can hold of 9 KiB datagrams.
+constexpr std::array<OrbOptionSpec, 8> kTable{{
+    {"clanSpinNs", "giop:clan, giop:otp", "ns", 0, 1'000'000'000, false, nullptr,
+     "How long a call blocked on the fabric spins before it sleeps (at most 1 s).",
+     get_field<&FabricOptions::spin_ns>, set_field<&FabricOptions::spin_ns>},
+    {"clanRingBytes", "giop:clan, giop:via", "bytes", 256 * 1024, kGiB, true, nullptr,
+     "Receive ring of each giop:clan connection; receive buffers of each giop:via connection.",
+     get_field<&FabricOptions::ring_bytes>, set_field<&FabricOptions::ring_bytes>},
+    {"clanDmaThreshold", "giop:clan, giop:via", "bytes", 0, kGiB, false, nullptr,
+     "Chunks of this many bytes or more are sent by DMA, smaller ones by PIO (0: never DMA).",
+     get_field<&FabricOptions::dma_threshold>, set_field<&FabricOptions::dma_threshold>},
+    {"otpLossPpm", "giop:otp", "per million", 0, 1'000'000, false, "otpCorruptPpm",
+     "Datagrams this process drops on sending (emulated loss).",
+     get_field<&FabricOptions::otp_loss_ppm>, set_field<&FabricOptions::otp_loss_ppm>},
+    {"otpCorruptPpm", "giop:otp", "per million", 0, 1'000'000, false, "otpLossPpm",
+     "Datagrams this process corrupts on sending (the receiver's CRC discards them).",
+     get_field<&FabricOptions::otp_corrupt_ppm>, set_field<&FabricOptions::otp_corrupt_ppm>},
+    {"otpSeed", "giop:otp", "", 0, std::numeric_limits<uint32_t>::max(), false, nullptr,
+     "Seed of the emulated loss and corruption.",
+     get_field<&FabricOptions::otp_seed>, set_field<&FabricOptions::otp_seed>},
+    {"otpWindow", "giop:otp", "credits", 0, 1024, false, nullptr,
+     "Flow-control credits per direction (0: no flow control).",
+     get_field<&FabricOptions::otp_window>, set_field<&FabricOptions::otp_window>},
+    {"otpRtoUs", "giop:otp", "us", 1, 10'000'000, false, nullptr,
+     "Retransmission timeout (at most 10 s); repeated timeouts back off up to 16 times this.",
+     get_field<&FabricOptions::otp_rto_us>, set_field<&FabricOptions::otp_rto_us>},
+}};
+
+bool is_power_of_two(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+std::string with_unit(uint64_t v, const char* unit) {
+  return *unit ? std::to_string(v) + " " + unit : std::to_string(v);
+}
+
+}  // namespace
+
+std::span<const OrbOptionSpec> orb_option_table() { return kTable; }
+
+const OrbOptionSpec* find_orb_option(const char* key) {
+  for (const OrbOptionSpec& spec : kTable)
+    if (std::strcmp(spec.key, key) == 0) return &spec;
+  return nullptr;
+}
+
+std::string accepted_range(const OrbOptionSpec& spec) {
+  std::string r = spec.power_of_two ? "a power of two from " : "";
+  r += std::to_string(spec.min) + " to " + with_unit(spec.max, spec.unit);
+  if (spec.shares_max_with)
+    r += std::string(", and with ") + spec.shares_max_with + " at most " + std::to_string(spec.max);
+  return r;
+}
+
+std::optional<std::string> check_value(const OrbOptionSpec& spec, const char* text,
+                                       uint64_t& value) {
+  const ParsedValue p = parse_decimal(text);
+  std::string problem;
+  if (p.problem != ValueProblem::kNone) {
+    problem = describe(p.problem);
+  } else if (p.value < spec.min || p.value > spec.max) {
+    problem = "is out of range";
+  } else if (spec.power_of_two && !is_power_of_two(p.value)) {
+    problem = "is not a power of two";
+  } else {
+    value = p.value;
+    return std::nullopt;
+  }
+  return "the value " + problem + "; " + spec.key + " takes " + accepted_range(spec) +
+         ", in decimal digits";
+}
+
+std::optional<SharedMaxProblem> check_shared_maxima(const FabricOptions& o) {
+  for (const OrbOptionSpec& spec : kTable) {
+    if (!spec.shares_max_with) continue;
+    const OrbOptionSpec& other = *find_orb_option(spec.shares_max_with);
+    const uint64_t mine = spec.get(o), theirs = other.get(o);
+    if (mine + theirs <= spec.max) continue;
+    return SharedMaxProblem{&spec, std::to_string(mine) + " + " + std::to_string(theirs),
+                            std::string(spec.key) + " and " + other.key + " add up to " +
+                                std::to_string(mine + theirs) + "; together they take at most " +
+                                std::to_string(spec.max)};
+  }
+  return std::nullopt;
+}
+
+std::string orb_options_markdown() {
+  const FabricOptions defaults;
+  std::string t =
+      "| Option | Transports | Default | Accepted values | What it does |\n"
+      "|---|---|---|---|---|\n";
+  for (const OrbOptionSpec& spec : kTable) {
+    t += std::string("| `-ORB") + spec.key + "` | " + spec.transports + " | " +
+         with_unit(spec.get(defaults), spec.unit) + " | " + accepted_range(spec) + " | " + spec.what +
+         " |\n";
+  }
+  return t;
+}
+
+}  // namespace clanorb
