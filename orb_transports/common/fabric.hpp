@@ -14,6 +14,8 @@
 
 namespace clanorb {
 
+// Set from the ORB options; their ranges, units and uses are in the option
+// table (option_table.cpp), which reads its defaults from here.
 struct FabricOptions {
   // -ORBclanSpinNs: how long a blocked Recv/Send spins before it sleeps.
   int64_t spin_ns = 50'000;

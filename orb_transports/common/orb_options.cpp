@@ -1,69 +1,86 @@
-// ORB options of clanorb's transports. They must be registered before
-// ORB_init parses its arguments, hence static registration.
-#include <cstdint>
-#include <initializer_list>
+// clanorb's ORB options, registered with omniORB from the option table. They
+// must be registered before ORB_init parses its arguments, hence static
+// registration. omniORB hands every value to visit() as text, whether it came
+// from the command line, an environment variable (ORBclanSpinNs=...) or a
+// configuration file (clanSpinNs = ...; omniORB strips the blanks around it):
+// a value that is not a decimal integer in the option's range makes ORB_init
+// fail (INITIALIZE, with the option, the accepted range and where the value
+// came from logged) rather than being wrapped, clamped or failing at connect
+// time.
+#include <optional>
+#include <string>
 
 #include <omniORB4/CORBA.h>
+#include <omniORB4/internal/initialiser.h>
 #include <omniORB4/internal/orbOptions.h>
 
 #include "orb_transports/common/fabric.hpp"
+#include "orb_transports/common/option_table.hpp"
 
 OMNI_USING_NAMESPACE(omni)
 
 namespace clanorb {
 namespace {
 
-// A numeric option. `check` (optional) says what is wrong with a value, or
-// nullptr: ORB_init then refuses it (INITIALIZE, with the option and the
-// reason logged) rather than clamping it or failing later at connect time.
-class ULongOption : public orbOptions::Handler {
+const char* where(orbOptions::Source source) {
+  switch (source) {
+    case orbOptions::fromFile: return "in the configuration file";
+    case orbOptions::fromEnvironment: return "in an environment variable";
+    case orbOptions::fromArgv: return "on the command line";
+    default: return "in ORB_init's options";
+  }
+}
+
+// omniORB keeps pointers to a handler's usage texts: they live beside it.
+struct UsageTexts {
+  explicit UsageTexts(const OrbOptionSpec& spec)
+      : usage_text(std::string(spec.key) + " = n: " + accepted_range(spec) + " (" + spec.transports +
+              "). " + spec.what),
+        argv_usage_text(std::string("-ORB") + spec.key + " < " + accepted_range(spec) + " >") {}
+  std::string usage_text;
+  std::string argv_usage_text;
+};
+
+class TableOption : private UsageTexts, public orbOptions::Handler {
  public:
-  using Check = const char* (*)(CORBA::ULong);
-  ULongOption(const char* key, const char* usage, const char* argv_usage,
-              void (*set)(CORBA::ULong), CORBA::ULong (*get)(), Check check = nullptr)
-      : Handler(key, usage, 1, argv_usage), set_(set), get_(get), check_(check) {}
-  void visit(const char* value, orbOptions::Source) override {
-    CORBA::ULong v;
-    if (!orbOptions::getULong(value, v)) {
-      throw orbOptions::BadParam(key(), value, orbOptions::expect_ulong_msg);
+  explicit TableOption(const OrbOptionSpec& spec)
+      : UsageTexts(spec), Handler(spec.key, usage_text.c_str(), 1, argv_usage_text.c_str()), spec_(spec) {}
+  void visit(const char* value, orbOptions::Source source) override {
+    uint64_t v = 0;
+    if (std::optional<std::string> why = check_value(spec_, value, v)) {
+      *why += std::string(" (given ") + where(source) + ")";
+      throw orbOptions::BadParam(key(), value, why->c_str());
     }
-    if (const char* why = check_ ? check_(v) : nullptr) throw orbOptions::BadParam(key(), value, why);
-    set_(v);
+    spec_.set(fabric_options(), v);
   }
   void dump(orbOptions::sequenceString& result) override {
-    orbOptions::addKVULong(key(), get_(), result);
+    orbOptions::addKVULong(key(), static_cast<CORBA::ULong>(spec_.get(fabric_options())), result);
   }
 
  private:
-  void (*set_)(CORBA::ULong);
-  CORBA::ULong (*get_)();
-  Check check_;
+  const OrbOptionSpec& spec_;
 };
 
-// giop:clan's ring must hold its largest message (64 KiB) twice over, and a
-// peer accepts rings up to 1 GiB.
-const char* check_ring_bytes(CORBA::ULong v) {
-  const bool pow2 = v != 0 && (v & (v - 1)) == 0;
-  return pow2 && v >= 256 * 1024 && v <= (1u << 30) ? nullptr
-                                                     : "Expect a power of two from 262144 (256 KiB) to 1073741824";
-}
-// Loss and corruption are shares of the same datagrams.
-const char* check_loss_ppm(CORBA::ULong v) {
-  return uint64_t{v} + fabric_options().otp_corrupt_ppm <= 1000000
-             ? nullptr
-             : "Expect at most 1000000 per million, together with otpCorruptPpm";
-}
-const char* check_corrupt_ppm(CORBA::ULong v) {
-  return uint64_t{v} + fabric_options().otp_loss_ppm <= 1000000
-             ? nullptr
-             : "Expect at most 1000000 per million, together with otpLossPpm";
-}
-// Each side's ring must hold a window of 9 KiB datagrams.
-constexpr CORBA::ULong kMaxOtpWindow = 1024;
-const char* check_otp_window(CORBA::ULong v) {
-  return v <= kMaxOtpWindow ? nullptr : "Expect 0 (no flow control) to 1024 credits";
-}
-const char* check_rto_us(CORBA::ULong v) { return v >= 1 ? nullptr : "Expect at least 1 microsecond"; }
+// Options sharing a maximum are checked together once all are read: whichever
+// omniORB visits first must not be judged against the other's old value.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wnon-virtual-dtor"  // omniORB's base; ours is never deleted
+class SharedMaximaCheck final : public omniInitialiser {
+ public:
+  void attach() override {
+    const std::optional<SharedMaxProblem> p = check_shared_maxima(fabric_options());
+    if (!p) return;
+    if (omniORB::trace(1)) {
+      omniORB::logger l;
+      l << "ORB_init failed: Bad parameter (" << p->value.c_str()
+        << ") for ORB configuration option " << p->spec->key << ", reason: " << p->why.c_str()
+        << "\n";
+    }
+    throw CORBA::INITIALIZE(INITIALIZE_InvalidORBInitArgs, CORBA::COMPLETED_NO);
+  }
+  void detach() override {}
+};
+#pragma GCC diagnostic pop
 
 }  // namespace
 
@@ -71,47 +88,12 @@ const char* check_rto_us(CORBA::ULong v) { return v >= 1 ? nullptr : "Expect at 
 // even from a static library, and before any ORB_init parses options).
 void register_orb_options() {
   // Function-local: constructed on first call, whichever static calls first.
-  static ULongOption spin("clanSpinNs", "clanSpinNs = n >= 0 nanoseconds a blocked giop:clan call spins",
-                   "-ORBclanSpinNs < n >= 0 >",
-                   [](CORBA::ULong v) { fabric_options().spin_ns = v; },
-                   [] { return CORBA::ULong(fabric_options().spin_ns); });
-  static ULongOption ring("clanRingBytes",
-                   "clanRingBytes = n, a power of two from 256 KiB to 1 GiB: giop:clan's receive ring, "
-                   "giop:via's receive buffers",
-                   "-ORBclanRingBytes < n: power of two, 262144 .. 1073741824 >",
-                   [](CORBA::ULong v) { fabric_options().ring_bytes = v; },
-                   [] { return CORBA::ULong(fabric_options().ring_bytes); }, check_ring_bytes);
-  static ULongOption dma("clanDmaThreshold",
-                  "clanDmaThreshold = n >= 0: giop:clan sends chunks of n bytes or more by DMA (0 = never)",
-                  "-ORBclanDmaThreshold < n >= 0 >",
-                  [](CORBA::ULong v) { fabric_options().dma_threshold = v; },
-                  [] { return CORBA::ULong(fabric_options().dma_threshold); });
-
-  static ULongOption otp_loss("otpLossPpm", "otpLossPpm = n: giop:otp datagrams this process drops, per million",
-                       "-ORBotpLossPpm < n <= 1000000 >",
-                       [](CORBA::ULong v) { fabric_options().otp_loss_ppm = v; },
-                       [] { return CORBA::ULong(fabric_options().otp_loss_ppm); }, check_loss_ppm);
-  static ULongOption otp_corrupt("otpCorruptPpm",
-                          "otpCorruptPpm = n: giop:otp datagrams this process corrupts, per million",
-                          "-ORBotpCorruptPpm < n <= 1000000 >",
-                          [](CORBA::ULong v) { fabric_options().otp_corrupt_ppm = v; },
-                          [] { return CORBA::ULong(fabric_options().otp_corrupt_ppm); }, check_corrupt_ppm);
-  static ULongOption otp_seed("otpSeed", "otpSeed = n: seed of the giop:otp fault model", "-ORBotpSeed < n >",
-                       [](CORBA::ULong v) { fabric_options().otp_seed = v; },
-                       [] { return CORBA::ULong(fabric_options().otp_seed); });
-  static ULongOption otp_window("otpWindow", "otpWindow = n <= 1024: giop:otp credits per direction (0 = none)",
-                         "-ORBotpWindow < 0 .. 1024 >",
-                         [](CORBA::ULong v) { fabric_options().otp_window = v; },
-                         [] { return CORBA::ULong(fabric_options().otp_window); }, check_otp_window);
-  static ULongOption otp_rto("otpRtoUs", "otpRtoUs = n: giop:otp retransmission timeout in microseconds",
-                      "-ORBotpRtoUs < n >= 1 >",
-                      [](CORBA::ULong v) { fabric_options().otp_rto_us = v; },
-                      [] { return CORBA::ULong(fabric_options().otp_rto_us); }, check_rto_us);
   static const bool done = [] {
-    for (orbOptions::Handler* h : std::initializer_list<orbOptions::Handler*>{
-             &spin, &ring, &dma, &otp_loss, &otp_corrupt, &otp_seed, &otp_window, &otp_rto}) {
-      orbOptions::singleton().registerHandler(*h);
-    }
+    // omniORB holds the handlers until the process ends: never deleted.
+    for (const OrbOptionSpec& spec : orb_option_table())
+      orbOptions::singleton().registerHandler(*new TableOption(spec));
+    static SharedMaximaCheck shared_maxima;
+    omniInitialiser::install(&shared_maxima);
     return true;
   }();
   (void)done;

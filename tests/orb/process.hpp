@@ -23,9 +23,10 @@ namespace clan::orbtest {
 class Process {
  public:
   // Runs `path` with `args`; `merge_stderr` also sends its stderr to the
-  // stdout pipe (otherwise it goes to the test's stderr).
+  // stdout pipe (otherwise it goes to the test's stderr). `env` ("NAME=value"
+  // entries), if given, is the child's whole environment instead of ours.
   Process(const std::string& path, const std::vector<std::string>& args,
-          bool merge_stderr = false) {
+          bool merge_stderr = false, std::optional<std::vector<std::string>> env = std::nullopt) {
     signal(SIGPIPE, SIG_IGN);  // a write to a dead child's stdin must not kill the test
     int in[2], out[2];
     if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) std::abort();
@@ -34,13 +35,19 @@ class Process {
     std::vector<char*> argv;
     for (auto& s : all) argv.push_back(s.data());
     argv.push_back(nullptr);
+    std::vector<char*> envp;
+    if (env) {
+      for (auto& s : *env) envp.push_back(s.data());
+      envp.push_back(nullptr);
+    }
     child_ = std::make_unique<test::ChildProcess>([&]() -> int {
       // Async-signal-safe only from here to execv. The child dies with the test.
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       dup2(in[0], 0);
       dup2(out[1], 1);
       if (merge_stderr) dup2(out[1], 2);
-      execv(argv[0], argv.data());
+      if (env) execve(argv[0], argv.data(), envp.data());
+      else execv(argv[0], argv.data());
       return 97;
     });
     close(in[0]);

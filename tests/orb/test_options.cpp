@@ -1,71 +1,247 @@
-// clanorb's ORB options: a value out of range makes ORB_init fail, with the
-// option named in omniORB's log, instead of being clamped or failing later
-// at connect time.
+// clanorb's ORB options: ORB_init refuses a value that is not a decimal
+// integer in the option's range, naming the option, the accepted range and
+// where the value came from (command line, configuration file, environment
+// variable), instead of wrapping, clamping or failing later at connect time.
+// The cases are made from the option table, so every option is covered, a
+// new one included.
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "orb/orb_fixture.hpp"
+#include "orb_transports/common/option_table.hpp"
+#include "orb_transports/common/option_value.hpp"
+
+extern char** environ;
 
 using namespace clan::orbtest;
+using clanorb::OrbOptionSpec;
 
 namespace {
 
-// Runs the test peer's client with `options`; what it printed (stdout and
-// stderr), until it exits.
-std::string client_output(const std::vector<std::string>& options, int& exit_code) {
-  std::vector<std::string> args{"client"};
-  args.insert(args.end(), options.begin(), options.end());
-  Process p(ORB_TEST_PEER, args, /*merge_stderr=*/true);
-  std::string all;
-  while (std::optional<std::string> line = p.read_line()) all += *line + "\n";
-  exit_code = p.wait();
-  return all;
+enum class Via { kCommandLine, kConfigFile, kEnvironment };
+
+// How ORB_init's message says where the value came from.
+const char* where(Via via) {
+  switch (via) {
+    case Via::kCommandLine: return "given on the command line";
+    case Via::kConfigFile: return "given in the configuration file";
+    case Via::kEnvironment: return "given in an environment variable";
+  }
+  return "";
+}
+
+struct Outcome {
+  int code = -1;
+  std::string output;  // stdout and stderr
+  bool has(const std::string& s) const { return output.find(s) != std::string::npos; }
+};
+
+// Our environment without omniORB settings (other tests in this process set
+// ORBotp* for their own ORB), plus `extra`.
+std::vector<std::string> clean_environment(const std::vector<std::string>& extra) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string_view s(*e);
+    if (!s.starts_with("ORB") && !s.starts_with("OMNIORB_CONFIG=")) env.emplace_back(s);
+  }
+  env.insert(env.end(), extra.begin(), extra.end());
+  return env;
+}
+
+using Settings = std::vector<std::pair<std::string, std::string>>;
+
+// Runs the test peer's client with `settings` given `via` one route, and
+// `args` on its command line; what it printed until it exited.
+Outcome run_client(Via via, const Settings& settings, std::vector<std::string> args = {}) {
+  TempDir dir;
+  std::vector<std::string> env;
+  std::vector<std::string> argv{"client"};
+  for (const auto& [key, value] : settings) {
+    if (via == Via::kCommandLine) argv.insert(argv.end(), {"-ORB" + key, value});
+    if (via == Via::kEnvironment) env.push_back("ORB" + key + "=" + value);
+  }
+  if (via == Via::kConfigFile) {
+    const std::string file = dir.path() + "/omniORB.cfg";
+    std::ofstream out(file);
+    for (const auto& [key, value] : settings) out << key << " = " << value << "\n";
+    env.push_back("OMNIORB_CONFIG=" + file);
+  }
+  argv.insert(argv.end(), args.begin(), args.end());
+  Process p(ORB_TEST_PEER, argv, /*merge_stderr=*/true, clean_environment(env));
+  Outcome o;
+  while (std::optional<std::string> line = p.read_line()) o.output += *line + "\n";
+  o.code = p.wait();
+  return o;
+}
+
+// Runs as run_client, with omniORB printing its configuration once ORB_init
+// has finished (options read, every initialiser attached).
+Outcome run_and_dump(Via via, const Settings& settings, std::vector<std::string> args = {}) {
+  args.insert(args.end(), {"-ORBdumpConfiguration", "1"});
+  return run_client(via, settings, args);
+}
+std::string dumped(const std::string& key, const std::string& value) {
+  return "omniORB:   " + key + " = " + value + "\n";
+}
+
+struct BadValue {
+  std::string text;
+  const char* kind;
+  // omniORB strips the blanks around a configuration file's value.
+  bool blanks = false;
+};
+
+std::vector<BadValue> bad_values(const OrbOptionSpec& spec) {
+  std::vector<BadValue> v{{"-1", "negative"},
+                          {"-4294967295", "negative, wraps to 1 through strtoul"},
+                          {"abc", "not a number"},
+                          {"4294967296", "beyond 2^32-1"},
+                          {"18446744073709551616", "beyond 2^64-1"},
+                          {"12abc", "trailing characters"},
+                          {"1e3", "exponent"},
+                          {"0x10", "hexadecimal"},
+                          {"+5", "sign"},
+                          {" 5", "leading blank", true},
+                          {"5 ", "trailing blank", true}};
+  if (spec.max < UINT32_MAX) v.push_back({std::to_string(spec.max + 1), "above the range"});
+  if (spec.min > 0) v.push_back({std::to_string(spec.min - 1), "below the range"});
+  if (spec.power_of_two) v.push_back({std::to_string(spec.min + 1), "not a power of two"});
+  return v;
+}
+
+void check_refusals(Via via) {
+  for (const OrbOptionSpec& spec : clanorb::orb_option_table()) {
+    for (const BadValue& bad : bad_values(spec)) {
+      if (bad.blanks && via == Via::kConfigFile) continue;
+      INFO(spec.key << " = '" << bad.text << "' (" << bad.kind << "), " << where(via));
+      const Outcome o = run_client(via, {{spec.key, bad.text}});
+      INFO(o.output);
+      CHECK(o.code == kClientUsage);
+      CHECK(o.has("ORB_init: INITIALIZE"));
+      CHECK(o.has(std::string("option ") + spec.key + ","));
+      CHECK(o.has(clanorb::accepted_range(spec)));
+      CHECK(o.has(where(via)));
+    }
+  }
+}
+
+void check_range_ends_accepted(Via via) {
+  for (const OrbOptionSpec& spec : clanorb::orb_option_table()) {
+    for (uint64_t end : {spec.min, spec.max}) {
+      const std::string value = std::to_string(end);
+      INFO(spec.key << " = " << value << ", " << where(via));
+      const Outcome o = run_and_dump(via, {{spec.key, value}});
+      INFO(o.output);
+      CHECK_FALSE(o.has("Bad parameter"));
+      CHECK(o.has(dumped(spec.key, value)));
+    }
+  }
 }
 
 }  // namespace
 
-TEST_CASE("ORB_init refuses clanorb options out of range and names them", "[orb][options]") {
-  const std::vector<std::pair<std::string, std::string>> bad{
-      {"clanRingBytes", "1000"},       // not a power of two
-      {"clanRingBytes", "131072"},     // too small for a 64 KiB message twice over
-      {"clanRingBytes", "2147483648"}, // beyond what a peer accepts
-      {"otpLossPpm", "1000001"},
-      {"otpCorruptPpm", "2000000"},
-      {"otpWindow", "1025"},
-      {"otpRtoUs", "0"},
+TEST_CASE("clanorb option values are decimal digits and nothing else", "[orb][options]") {
+  using clanorb::ValueProblem;
+  const std::vector<std::pair<std::string, clanorb::ParsedValue>> cases{
+      {"0", {0, ValueProblem::kNone}},
+      {"007", {7, ValueProblem::kNone}},
+      {"18446744073709551615", {UINT64_MAX, ValueProblem::kNone}},
+      {"18446744073709551616", {0, ValueProblem::kTooLarge}},
+      {"99999999999999999999x", {0, ValueProblem::kNotDecimal}},
+      {"", {0, ValueProblem::kEmpty}},
+      {"-0", {0, ValueProblem::kNegative}},
+      {"+5", {0, ValueProblem::kNotDecimal}},
+      {" 5", {0, ValueProblem::kNotDecimal}},
+      {"5\n", {0, ValueProblem::kNotDecimal}},
+      {"0x10", {0, ValueProblem::kNotDecimal}},
+      {"1e3", {0, ValueProblem::kNotDecimal}},
+      {"1.5", {0, ValueProblem::kNotDecimal}},
   };
-  for (const auto& [option, value] : bad) {
-    INFO("-ORB" << option << " " << value);
-    int code = -1;
-    const std::string out = client_output({"-ORB" + option, value}, code);
-    INFO(out);
-    CHECK(code == kClientUsage);
-    CHECK(out.find("ORB_init: INITIALIZE") != std::string::npos);
-    CHECK(out.find("option " + option + ",") != std::string::npos);
+  for (const auto& [text, want] : cases) {
+    INFO("'" << text << "'");
+    const clanorb::ParsedValue got = clanorb::parse_decimal(text);
+    CHECK(got.problem == want.problem);
+    CHECK(got.value == want.value);
   }
+}
+
+TEST_CASE("ORB_init refuses bad values of every clanorb option on the command line",
+          "[orb][options]") {
+  check_refusals(Via::kCommandLine);
+}
+
+TEST_CASE("ORB_init refuses bad values of every clanorb option in a configuration file",
+          "[orb][options]") {
+  check_refusals(Via::kConfigFile);
+}
+
+TEST_CASE("ORB_init refuses bad values of every clanorb option in the environment",
+          "[orb][options]") {
+  check_refusals(Via::kEnvironment);
+}
+
+TEST_CASE("clanorb options accept both ends of their ranges, from every source", "[orb][options]") {
+  check_range_ends_accepted(Via::kCommandLine);
+  check_range_ends_accepted(Via::kConfigFile);
+  check_range_ends_accepted(Via::kEnvironment);
 }
 
 TEST_CASE("ORB_init refuses loss and corruption that add up to more than every datagram",
           "[orb][options]") {
-  int code = -1;
-  const std::string all = client_output({"-ORBotpLossPpm", "600000", "-ORBotpCorruptPpm", "500000"}, code);
-  INFO(all);
-  CHECK(code == kClientUsage);
-  // Whichever of the two omniORB looks at second is refused.
-  CHECK((all.find("option otpCorruptPpm,") != std::string::npos ||
-         all.find("option otpLossPpm,") != std::string::npos));
+  const Outcome o =
+      run_client(Via::kCommandLine, {{"otpLossPpm", "600000"}, {"otpCorruptPpm", "500000"}});
+  INFO(o.output);
+  CHECK(o.code == kClientUsage);
+  CHECK(o.has("ORB_init: INITIALIZE"));
+  CHECK(o.has("(600000 + 500000) for ORB configuration option otpLossPpm,"));
+  CHECK(o.has("at most 1000000"));
 }
 
-TEST_CASE("clanorb options in range are accepted", "[orb][options]") {
-  // The client then stops for want of an object reference, past ORB_init.
-  for (const auto& [option, value] : std::vector<std::pair<std::string, std::string>>{
-           {"clanRingBytes", "524288"}, {"otpWindow", "0"}, {"otpRtoUs", "1"}, {"otpLossPpm", "1000000"}}) {
-    INFO("-ORB" << option << " " << value);
-    int code = -1;
-    const std::string out = client_output({"-ORB" + option, value}, code);
-    INFO(out);
-    CHECK(out.find("ORB_init") == std::string::npos);
-    CHECK(out.find("Bad parameter") == std::string::npos);
+TEST_CASE("loss and corruption are judged by their final values, from any source",
+          "[orb][options]") {
+  SECTION("together exactly every datagram") {
+    const Outcome o =
+        run_and_dump(Via::kCommandLine, {{"otpLossPpm", "600000"}, {"otpCorruptPpm", "400000"}});
+    INFO(o.output);
+    CHECK(o.has(dumped("otpLossPpm", "600000")));
+    CHECK(o.has(dumped("otpCorruptPpm", "400000")));
   }
+  SECTION("the command line lowers the file's loss while raising corruption") {
+    // omniORB reads the file first, then the command line (otpCorruptPpm
+    // before otpLossPpm): corruption alone must not be held against the
+    // file's loss, which the command line then overrides.
+    const Outcome o = run_and_dump(Via::kConfigFile, {{"otpLossPpm", "900000"}},
+                                   {"-ORBotpLossPpm", "0", "-ORBotpCorruptPpm", "500000"});
+    INFO(o.output);
+    CHECK(o.has(dumped("otpLossPpm", "0")));
+    CHECK(o.has(dumped("otpCorruptPpm", "500000")));
+  }
+}
+
+TEST_CASE("without clanorb options, ORB_init holds the table's defaults", "[orb][options]") {
+  const clanorb::FabricOptions defaults;
+  const Outcome o = run_and_dump(Via::kCommandLine, {});
+  INFO(o.output);
+  for (const OrbOptionSpec& spec : clanorb::orb_option_table())
+    CHECK(o.has(dumped(spec.key, std::to_string(spec.get(defaults)))));
+}
+
+TEST_CASE("the README's options table is the option table", "[orb][options][readme]") {
+  const auto readme =
+      std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "README.md";
+  std::ifstream in(readme);
+  INFO("reading " << readme.string());
+  REQUIRE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string table = clanorb::orb_options_markdown();
+  INFO("README.md must hold, verbatim:\n" << table);
+  CHECK(text.str().find(table) != std::string::npos);
 }
