@@ -5,7 +5,7 @@ set -euo pipefail
 
 CLANORB_PACKAGES=(
   g++ cmake ninja-build pkg-config python3
-  omniorb omniidl omniorb-nameserver libomniorb4-dev libomnithread4-dev
+  omniorb omniidl omniorb-nameserver omniorb-doc libomniorb4-dev libomnithread4-dev
   libzmq3-dev cppzmq-dev
   libboost-dev
   catch2
