@@ -1,6 +1,7 @@
 // Error codes of the emulated CLAN NIC. The fabric never throws: every
 // operation returns an Errc (or a Result<T> carrying one), as omniORB's
-// transports do; the ORB layer turns them into CORBA exceptions.
+// transports do; the ORB layer turns them into CORBA exceptions. A failure
+// a user can meet also leaves its cause in words (clan_emul/error_detail.hpp).
 #pragma once
 
 #include <cstdint>
@@ -24,7 +25,8 @@ enum class Errc : uint8_t {
   kCorrupt,           // shared memory written by a peer failed validation
   kRefused,           // connection refused (no listener, or rejected)
   kAddressInUse,      // node name or port already taken
-  kSystem,            // a system call failed (errno is logged where useful)
+  kSystem,            // a system call failed (error_detail.hpp holds its errno)
+  kNotPermitted,      // refused for safety: e.g. the runtime directory belongs to another user
 };
 
 // Switch without default: the compiler reports a missing case.
@@ -45,6 +47,7 @@ constexpr const char* to_string(Errc e) {
     case Errc::kRefused: return "connection refused";
     case Errc::kAddressInUse: return "address in use";
     case Errc::kSystem: return "system call failed";
+    case Errc::kNotPermitted: return "not permitted";
   }
   return "unknown error";
 }

@@ -9,6 +9,7 @@
 
 #include "clan_emul/aperture.hpp"
 #include "clan_emul/dma_engine.hpp"
+#include "clan_emul/error_detail.hpp"
 #include "clan_emul/event_queue.hpp"
 #include "clan_emul/region.hpp"
 #include "clan_emul/tripwire.hpp"
@@ -33,13 +34,19 @@ static bool power_of_two(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
 Nic::Nic(NicConfig config) : config_(std::move(config)) {}
 
 Result<std::unique_ptr<Nic>> Nic::open(NicConfig config) {
+  clear_error();
   if (config.max_regions == 0 || config.max_regions > kMaxRegionsLimit ||
       config.max_tripwires == 0 || config.max_tripwires > kMaxTripwiresLimit ||
       config.max_event_queues == 0 || config.max_event_queues > kMaxEventQueuesLimit ||
       !power_of_two(config.event_queue_capacity) ||
       config.event_queue_capacity > kEventQueueCapacityLimit || config.max_imports == 0 ||
-      config.dma_queue_depth == 0 || config.name.empty() || config.name.size() >= 64) {
-    return Errc::kInvalidArgument;
+      config.dma_queue_depth == 0) {
+    return set_error(Errc::kInvalidArgument, 0, "NIC '%s': a limit of its configuration is 0 or too large",
+                     config.name.c_str());
+  }
+  if (config.name.empty() || config.name.size() >= sizeof NicHeader::name) {
+    return set_error(Errc::kInvalidArgument, 0, "NIC name '%s' is %zu characters; 1 to %zu allowed",
+                     config.name.c_str(), config.name.size(), sizeof NicHeader::name - 1);
   }
   if (const char* spin = std::getenv("CLAN_SPIN_NS")) {
     config.spin_budget = std::chrono::nanoseconds(std::strtoll(spin, nullptr, 10));
@@ -50,7 +57,7 @@ Result<std::unique_ptr<Nic>> Nic::open(NicConfig config) {
   NicLayout layout = NicLayout::compute(c.max_regions, c.max_tripwires, c.max_event_queues,
                                         c.event_queue_capacity);
   auto seg = SharedMemory::create(nic_memfd_name(id), layout.total);
-  if (!seg) return seg.error();
+  if (!seg) return append_error_context(seg.error(), "NIC '%s'", c.name.c_str());
   nic->segment_ = std::move(seg.value());
   NicView& v = nic->view_;
   v = NicView{nic->segment_.data(), layout, c.max_regions, c.max_tripwires, c.max_event_queues,
@@ -114,7 +121,10 @@ Result<Region> Nic::export_region(size_t bytes) {
   uint32_t index, generation;
   {
     std::lock_guard lock(mu_);
-    if (free_regions_.empty()) return Errc::kNoResources;
+    if (free_regions_.empty()) {
+      return set_error(Errc::kNoResources, 0, "NIC '%s': all %u regions are in use", config_.name.c_str(),
+                       config_.max_regions);
+    }
     index = free_regions_.back();
     free_regions_.pop_back();
     generation = ++region_generation_[index];
@@ -197,7 +207,10 @@ Result<Aperture> Nic::import(const RdmaCookie& cookie) {
   std::shared_ptr<PeerNic> peer;
   {
     std::lock_guard lock(mu_);
-    if (imports_ >= config_.max_imports) return Errc::kNoResources;
+    if (imports_ >= config_.max_imports) {
+      return set_error(Errc::kNoResources, 0, "NIC '%s': all %u imports are in use", config_.name.c_str(),
+                       config_.max_imports);
+    }
     auto p = map_peer(cookie);
     if (!p) return p.error();
     peer = std::move(p.value());
@@ -264,7 +277,8 @@ Result<Tripwire> Nic::arm_tripwire(const Region& region, size_t offset, EventQue
   std::lock_guard lock(mu_);
   if (free_tripwires_.empty()) {
     if (queue) queue->remove_source(source);
-    return Errc::kNoResources;
+    return set_error(Errc::kNoResources, 0, "NIC '%s': all %u tripwires are in use", config_.name.c_str(),
+                     config_.max_tripwires);
   }
   uint32_t index = free_tripwires_.back();
   free_tripwires_.pop_back();
@@ -314,7 +328,10 @@ Result<EventQueue> Nic::create_event_queue() {
   uint32_t index;
   {
     std::lock_guard lock(mu_);
-    if (free_queues_.empty()) return Errc::kNoResources;
+    if (free_queues_.empty()) {
+      return set_error(Errc::kNoResources, 0, "NIC '%s': all %u event queues are in use", config_.name.c_str(),
+                       config_.max_event_queues);
+    }
     index = free_queues_.back();
     free_queues_.pop_back();
   }

@@ -1,5 +1,7 @@
 #include "clan_emul/oob_core.hpp"
 
+#include "clan_emul/error_detail.hpp"
+
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
@@ -105,27 +107,61 @@ std::string lock_path(const std::string& dir, const std::string& node) { return 
 std::string sock_path(const std::string& dir, const std::string& node) { return dir + "/" + node + ".oob"; }
 
 Errc ensure_dir(const std::string& dir, bool must_own) {
-  if (dir.empty()) return Errc::kInvalidArgument;
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return Errc::kSystem;
+  if (dir.empty()) return set_error(Errc::kInvalidArgument, 0, "the runtime directory is empty");
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return set_error(Errc::kSystem, errno, "cannot create the runtime directory '%s': mkdir", dir.c_str());
+  }
   struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return Errc::kSystem;
+  if (::stat(dir.c_str(), &st) != 0) {
+    return set_error(Errc::kSystem, errno, "cannot use the runtime directory '%s': stat", dir.c_str());
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return set_error(Errc::kInvalidArgument, 0, "the runtime directory '%s' exists and is not a directory",
+                     dir.c_str());
+  }
   // The default lives in shared /tmp: refuse a directory planted by someone else.
-  if (must_own && st.st_uid != ::getuid()) return Errc::kSystem;
+  if (must_own && st.st_uid != ::getuid()) {
+    return set_error(Errc::kNotPermitted, 0,
+                     "the runtime directory '%s' belongs to uid %u, not to this user (uid %u)",
+                     dir.c_str(), static_cast<unsigned>(st.st_uid), static_cast<unsigned>(::getuid()));
+  }
   return Errc::kOk;
 }
 
+// Whether a manager of this process holds the lock file at `path`.
+bool locked_in_this_process(const std::string& path) {
+  struct stat want {};
+  if (::stat(path.c_str(), &want) != 0) return false;
+  std::lock_guard g(g_reg_mu);
+  return std::any_of(registry().begin(), registry().end(), [&](const Core* c) {
+    struct stat st {};
+    return c->lock_fd_ >= 0 && ::fstat(c->lock_fd_, &st) == 0 && st.st_dev == want.st_dev &&
+           st.st_ino == want.st_ino;
+  });
+}
+
+Errc name_in_use(const std::string& node, const std::string& path) {
+  if (locked_in_this_process(path)) {
+    return set_error(Errc::kAddressInUse, 0, "node name '%s' is already taken by this process (lock '%s')",
+                     node.c_str(), path.c_str());
+  }
+  return set_error(Errc::kAddressInUse, 0, "node name '%s' is in use by another process (lock '%s' is held)",
+                   node.c_str(), path.c_str());
+}
+
 // Takes the node's OFD lock; returns the descriptor that holds it.
-Result<int> acquire_lock(const std::string& path) {
+Result<int> acquire_lock(const std::string& node, const std::string& path) {
   for (int attempt = 0; attempt < 8; ++attempt) {
     int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0) return Errc::kSystem;
+    if (fd < 0) return set_error(Errc::kSystem, errno, "cannot create the lock file '%s': open", path.c_str());
     struct flock fl {};
     fl.l_type = F_WRLCK;
     fl.l_whence = SEEK_SET;
     if (::fcntl(fd, F_OFD_SETLK, &fl) != 0) {
       int e = errno;
       ::close(fd);
-      return (e == EAGAIN || e == EACCES) ? Errc::kAddressInUse : Errc::kSystem;
+      if (e == EAGAIN || e == EACCES) return name_in_use(node, path);
+      return set_error(Errc::kSystem, e, "cannot lock '%s': fcntl(F_OFD_SETLK)", path.c_str());
     }
     // The previous holder unlinks the file before releasing it: make sure we
     // locked the file that is at the path now, not an unlinked one.
@@ -136,7 +172,8 @@ Result<int> acquire_lock(const std::string& path) {
     }
     ::close(fd);
   }
-  return Errc::kAddressInUse;
+  return set_error(Errc::kAddressInUse, 0, "node name lock '%s' changed hands 8 times while taking it",
+                   path.c_str());
 }
 
 }  // namespace
@@ -216,18 +253,40 @@ Errc ConnShared::wait_down(Deadline d) {
 
 Core::Core(OobConfig cfg) : cfg_(std::move(cfg)) {}
 
-Result<std::shared_ptr<Core>> Core::start(OobConfig cfg) {
-  if (!oob_wire::valid_node_name(cfg.node)) return Errc::kInvalidArgument;
-  if (cfg.heartbeat_interval.count() <= 0 || cfg.peer_timeout <= cfg.heartbeat_interval) {
-    return Errc::kInvalidArgument;
+namespace {
+
+Errc check_config(const OobConfig& cfg) {
+  if (!oob_wire::valid_node_name(cfg.node)) {
+    return set_error(Errc::kInvalidArgument, 0,
+                     "'%s' is not a node name (1 to %zu characters of A-Z a-z 0-9 . _ -, not '.' or '..')",
+                     cfg.node.c_str(), oob_wire::kMaxNodeName);
   }
+  if (cfg.heartbeat_interval.count() <= 0 || cfg.peer_timeout <= cfg.heartbeat_interval) {
+    return set_error(Errc::kInvalidArgument, 0,
+                     "the heartbeat interval (%lld ms) must be positive and below the peer timeout (%lld ms)",
+                     static_cast<long long>(cfg.heartbeat_interval.count()),
+                     static_cast<long long>(cfg.peer_timeout.count()));
+  }
+  if (std::string sock = sock_path(cfg.runtime_dir, cfg.node); sock.size() > kSunPathMax) {
+    return set_error(Errc::kInvalidArgument, 0,
+                     "the socket path '%s' is %zu characters, above the %zu a unix socket allows "
+                     "(choose a shorter runtime directory)",
+                     sock.c_str(), sock.size(), kSunPathMax);
+  }
+  return Errc::kOk;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<Core>> Core::start(OobConfig cfg) {
+  clear_error();
   bool must_own = false;
   if (cfg.runtime_dir.empty()) {
     cfg.runtime_dir = default_runtime_dir();
     must_own = true;
   }
   while (cfg.runtime_dir.size() > 1 && cfg.runtime_dir.back() == '/') cfg.runtime_dir.pop_back();
-  if (sock_path(cfg.runtime_dir, cfg.node).size() > kSunPathMax) return Errc::kInvalidArgument;
+  if (Errc e = check_config(cfg); e != Errc::kOk) return e;
   if (Errc e = ensure_dir(cfg.runtime_dir, must_own); e != Errc::kOk) return e;
 
   std::shared_ptr<Core> c(new Core(std::move(cfg)));
@@ -238,42 +297,46 @@ Result<std::shared_ptr<Core>> Core::start(OobConfig cfg) {
   c->lock_path_ = lock_path(c->cfg_.runtime_dir, c->cfg_.node);
   c->sock_path_ = sock_path(c->cfg_.runtime_dir, c->cfg_.node);
 
-  auto lock = acquire_lock(c->lock_path_);
+  auto lock = acquire_lock(c->cfg_.node, c->lock_path_);
   if (!lock) return lock.error();
   c->lock_fd_ = lock.value();
   register_core(c.get());  // from here on ~Core releases the lock
   c->stopped_ = true;      // nothing to stop until the thread runs
 
   c->wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (c->wake_fd_ < 0) return Errc::kSystem;
-
-  // We hold the name, so a leftover socket file is a dead holder's: reclaim it.
-  ::unlink(c->sock_path_.c_str());
-  try {
-    c->ctx_.emplace();
-    c->ctx_->set(zmq::ctxopt::io_threads, 1);
-    c->ctx_->set(zmq::ctxopt::blocky, false);
-    c->router_.emplace(*c->ctx_, zmq::socket_type::router);
-    c->router_->set(zmq::sockopt::linger, 0);
-    c->router_->set(zmq::sockopt::rcvhwm, kRcvHwm);
-    // Larger frames cannot be valid: ZeroMQ drops the sender's pipe.
-    c->router_->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(oob_wire::kMaxFrame));
-    c->router_->bind("ipc://" + c->sock_path_);
-  } catch (const zmq::error_t&) {
-    c->router_.reset();
-    c->ctx_.reset();
-    return Errc::kSystem;
-  }
+  if (c->wake_fd_ < 0) return set_error(Errc::kSystem, errno, "cannot create the manager's wake-up: eventfd");
+  if (Errc e = c->bind_router(); e != Errc::kOk) return e;
   c->stopped_ = false;
   try {
     c->thread_ = std::thread([raw = c.get()] { raw->run_mt(); });
-  } catch (const std::system_error&) {
+  } catch (const std::system_error& ex) {
     c->stopped_ = true;
     c->router_.reset();
     c->ctx_.reset();
-    return Errc::kSystem;
+    return set_error(Errc::kSystem, ex.code().value(), "cannot start the manager thread");
   }
   return c;
+}
+
+Errc Core::bind_router() {
+  // We hold the name, so a leftover socket file is a dead holder's: reclaim it.
+  ::unlink(sock_path_.c_str());
+  try {
+    ctx_.emplace();
+    ctx_->set(zmq::ctxopt::io_threads, 1);
+    ctx_->set(zmq::ctxopt::blocky, false);
+    router_.emplace(*ctx_, zmq::socket_type::router);
+    router_->set(zmq::sockopt::linger, 0);
+    router_->set(zmq::sockopt::rcvhwm, kRcvHwm);
+    // Larger frames cannot be valid: ZeroMQ drops the sender's pipe.
+    router_->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(oob_wire::kMaxFrame));
+    router_->bind("ipc://" + sock_path_);
+  } catch (const zmq::error_t& ex) {
+    router_.reset();
+    ctx_.reset();
+    return set_error(Errc::kSystem, ex.num(), "cannot listen on the socket 'ipc://%s': ZeroMQ", sock_path_.c_str());
+  }
+  return Errc::kOk;
 }
 
 Core::~Core() {
@@ -341,7 +404,7 @@ R Core::call(std::function<R()> fn, R if_stopped) {
 Result<std::shared_ptr<ListenerShared>> Core::listen(uint16_t port) {
   using R = Result<std::shared_ptr<ListenerShared>>;
   if (!in_owner_process()) return Errc::kInvalidArgument;
-  return call<R>(
+  R r = call<R>(
       [this, port]() -> R {
         if (torn_down_) return Errc::kClosed;
         if (listeners_.count(port)) return Errc::kAddressInUse;
@@ -351,6 +414,13 @@ Result<std::shared_ptr<ListenerShared>> Core::listen(uint16_t port) {
         return l;
       },
       Errc::kClosed);
+  // In words on the caller's thread (the check ran on the manager's).
+  if (r.error() == Errc::kAddressInUse) {
+    set_error(Errc::kAddressInUse, 0, "node '%s' already listens on port %u", cfg_.node.c_str(), port);
+  } else if (r.error() == Errc::kClosed) {
+    set_error(Errc::kClosed, 0, "node '%s' has stopped", cfg_.node.c_str());
+  }
+  return r;
 }
 
 void Core::unlisten(std::shared_ptr<ListenerShared> l) {
@@ -365,24 +435,52 @@ void Core::unlisten(std::shared_ptr<ListenerShared> l) {
 
 ConnResult Core::connect(const std::string& node, uint16_t port, std::vector<std::byte> blob,
                          Deadline deadline) {
-  if (!in_owner_process()) return Errc::kInvalidArgument;
-  if (!oob_wire::valid_node_name(node) || blob.size() > oob_wire::kMaxBlob ||
-      sock_path(cfg_.runtime_dir, node).size() > kSunPathMax) {
-    return Errc::kInvalidArgument;
+  clear_error();
+  if (!in_owner_process()) {
+    return set_error(Errc::kInvalidArgument, 0, "this OOB manager belongs to the process that forked this one");
+  }
+  if (!oob_wire::valid_node_name(node)) {
+    return set_error(Errc::kInvalidArgument, 0, "'%s' is not a node name", node.c_str());
+  }
+  if (blob.size() > oob_wire::kMaxBlob || sock_path(cfg_.runtime_dir, node).size() > kSunPathMax) {
+    return set_error(Errc::kInvalidArgument, 0, "connect to node '%s': blob or socket path too long", node.c_str());
   }
   // The manager thread answers the connect: waiting for it there would deadlock.
   if (std::this_thread::get_id() == thread_id_.load()) return Errc::kWouldBlock;
-  if (!node_alive(cfg_.runtime_dir, node)) return Errc::kRefused;
+  if (!node_alive(cfg_.runtime_dir, node)) {
+    return set_error(Errc::kRefused, 0, "no node '%s' is running in the runtime directory '%s'", node.c_str(),
+                     cfg_.runtime_dir.c_str());
+  }
   auto p = std::make_shared<std::promise<ConnResult>>();
   auto f = p->get_future();
   auto b = std::make_shared<std::vector<std::byte>>(std::move(blob));
   if (!post([this, p, b, node, port, deadline] {
         start_connect_mt(node, port, std::move(*b), deadline, std::move(*p));
       })) {
-    return Errc::kClosed;
+    return set_error(Errc::kClosed, 0, "this node's OOB manager has stopped");
   }
   // The manager thread always answers: by the deadline, on peer death, or at stop.
-  return f.get();
+  ConnResult r = f.get();
+  if (!r) describe_connect_failure(r.error(), node, port);
+  return r;
+}
+
+// In words, on the caller's thread, what the manager thread answered.
+void Core::describe_connect_failure(Errc e, const std::string& node, uint16_t port) const {
+  const char* n = node.c_str();
+  switch (e) {
+    case Errc::kRefused:
+      set_error(e, 0, "node '%s' refused the connection to port %u (nobody listens there, or too many "
+                "requests wait)", n, port);
+      break;
+    case Errc::kTimeout: set_error(e, 0, "node '%s' did not answer on port %u in time", n, port); break;
+    case Errc::kPeerDead: set_error(e, 0, "node '%s' died before it answered", n); break;
+    case Errc::kNoResources:
+      set_error(e, 0, "cannot send to node '%s' (too many peers, or its queue is full)", n);
+      break;
+    case Errc::kClosed: set_error(e, 0, "this node's OOB manager stopped during the connect"); break;
+    default: break;
+  }
 }
 
 ConnResult Core::accept(PendingRequest req, std::vector<std::byte> blob) {

@@ -147,6 +147,9 @@ class Core : public std::enable_shared_from_this<Core> {
   bool send_mt(PeerNode& n, oob_wire::Message& m);  // fills the header
   void finish_pending_mt(uint64_t id, ConnResult r);
   void add_conn_mt(PeerNode& n, std::shared_ptr<ConnShared> c);
+  void describe_connect_failure(Errc e, const std::string& node, uint16_t port) const;
+  // Creates the ZeroMQ context and binds the ROUTER at sock_path_ (start()).
+  Errc bind_router();
   void close_listener_mt(ListenerShared& l);
   void start_connect_mt(const std::string& node, uint16_t port, std::vector<std::byte> blob,
                         Deadline deadline, std::promise<ConnResult> promise);

@@ -60,8 +60,11 @@ struct OobStats {
 // One per emulated NIC (usually one per process). Thread-safe.
 class OobManager {
  public:
-  // kInvalidArgument: bad name/config or socket path too long; kAddressInUse:
-  // a live process holds the node name; kSystem: runtime dir or socket setup failed.
+  // kInvalidArgument: bad name/config, socket path too long, or the runtime
+  // directory is not a directory; kNotPermitted: the runtime directory belongs
+  // to another user; kAddressInUse: a live process holds the node name;
+  // kSystem: a system call failed (mkdir, open, fcntl, eventfd, ZeroMQ's bind).
+  // clan::error_message() says which, with the path and errno.
   static Result<std::unique_ptr<OobManager>> start(OobConfig cfg);
 
   // Disconnects every connection (peers see kClosed, ours become kLocalClosed),

@@ -5,8 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <utility>
+
+#include "clan_emul/error_detail.hpp"
 
 namespace clan {
 
@@ -37,48 +40,64 @@ static size_t page_round(size_t n) {
 }
 
 Result<SharedMemory> SharedMemory::create(const std::string& name, size_t size) {
-  if (size == 0) return Errc::kInvalidArgument;
+  if (size == 0) return set_error(Errc::kInvalidArgument, 0, "shared memory '%s' of 0 bytes", name.c_str());
   SharedMemory m;
   m.fd_ = memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (m.fd_ < 0) return Errc::kSystem;
+  if (m.fd_ < 0) return set_error(Errc::kSystem, errno, "cannot create shared memory '%s': memfd_create", name.c_str());
   m.size_ = page_round(size);
-  if (ftruncate(m.fd_, static_cast<off_t>(m.size_)) != 0) return Errc::kNoResources;
+  if (ftruncate(m.fd_, static_cast<off_t>(m.size_)) != 0) {
+    return set_error(Errc::kNoResources, errno, "cannot size shared memory '%s' to %zu bytes: ftruncate",
+                     name.c_str(), m.size_);
+  }
   // Every peer that maps the region holds a writable descriptor of it: a
   // hostile one could shrink the file under our mapping, and our next access
   // would die of SIGBUS. Sealed, the size is fixed for good.
-  if (fcntl(m.fd_, F_ADD_SEALS, kSizeSeals) != 0) return Errc::kSystem;
+  if (fcntl(m.fd_, F_ADD_SEALS, kSizeSeals) != 0) {
+    return set_error(Errc::kSystem, errno, "cannot seal shared memory '%s': fcntl(F_ADD_SEALS)", name.c_str());
+  }
   void* p = mmap(nullptr, m.size_, PROT_READ | PROT_WRITE, MAP_SHARED, m.fd_, 0);
-  if (p == MAP_FAILED) return Errc::kNoResources;
+  if (p == MAP_FAILED) {
+    return set_error(Errc::kNoResources, errno, "cannot map %zu bytes of shared memory '%s': mmap", m.size_,
+                     name.c_str());
+  }
   m.data_ = static_cast<std::byte*>(p);
   return m;
 }
 
 Result<SharedMemory> SharedMemory::open_peer(pid_t pid, int fd, const std::string& expect_name,
                                              size_t min_size) {
-  if (pid <= 0 || fd < 0) return Errc::kForgedCookie;
+  if (pid <= 0 || fd < 0) return set_error(Errc::kForgedCookie, 0, "no such peer memory: pid %d, fd %d", pid, fd);
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%d/fd/%d", static_cast<int>(pid), fd);
   // The link names the memfd ("/memfd:NAME (deleted)"): check it before mapping,
   // so a cookie naming a closed-and-reused fd cannot map someone else's memory.
   char target[256];
   ssize_t n = readlink(path, target, sizeof target - 1);
-  if (n < 0) return Errc::kStaleCookie;  // process or fd gone
+  if (n < 0) return set_error(Errc::kStaleCookie, errno, "the peer's memory '%s' is gone: readlink", path);
   target[n] = '\0';
   std::string want = "/memfd:" + expect_name + " (deleted)";
-  if (want != target) return Errc::kStaleCookie;
+  if (want != target) {
+    return set_error(Errc::kStaleCookie, 0, "'%s' is '%s', not the peer's '%s'", path, target, want.c_str());
+  }
 
   SharedMemory m;
   m.fd_ = open(path, O_RDWR | O_CLOEXEC);
-  if (m.fd_ < 0) return Errc::kStaleCookie;
+  if (m.fd_ < 0) return set_error(Errc::kStaleCookie, errno, "cannot open the peer's memory '%s': open", path);
   struct stat st {};
-  if (fstat(m.fd_, &st) != 0) return Errc::kSystem;
+  if (fstat(m.fd_, &st) != 0) return set_error(Errc::kSystem, errno, "cannot read the size of '%s': fstat", path);
   m.size_ = static_cast<size_t>(st.st_size);
-  if (m.size_ < min_size || m.size_ == 0) return Errc::kCorrupt;
+  if (m.size_ < min_size || m.size_ == 0) {
+    return set_error(Errc::kCorrupt, 0, "the peer's memory '%s' is %zu bytes, below %zu", path, m.size_, min_size);
+  }
   // A region whose size its owner could still change is refused (see create()).
   const int seals = fcntl(m.fd_, F_GET_SEALS);
-  if (seals < 0 || (seals & kSizeSeals) != kSizeSeals) return Errc::kCorrupt;
+  if (seals < 0 || (seals & kSizeSeals) != kSizeSeals) {
+    return set_error(Errc::kCorrupt, 0, "the peer's memory '%s' is not sealed against resizing", path);
+  }
   void* p = mmap(nullptr, m.size_, PROT_READ | PROT_WRITE, MAP_SHARED, m.fd_, 0);
-  if (p == MAP_FAILED) return Errc::kNoResources;
+  if (p == MAP_FAILED) {
+    return set_error(Errc::kNoResources, errno, "cannot map %zu bytes of the peer's '%s': mmap", m.size_, path);
+  }
   m.data_ = static_cast<std::byte*>(p);
   return m;
 }
