@@ -1,12 +1,11 @@
 // giop:clan registers itself with omniORB when the library is linked.
 #include "orb_transports/clan/clan_address.hpp"
 #include "orb_transports/clan/clan_endpoint.hpp"
+#include "orb_transports/common/ior_component.hpp"
 #include "orb_transports/common/node_transport_impl.hpp"
 
 namespace clanorb {
 namespace {
-// Our IOR component tag ("CLA0"), outside omniORB's 0x414154xx range.
-constexpr CORBA::ULong kClanIorTag = 0x434c4130;
 NodeTransportImpl<ClanEndpoint, ClanAddress> the_clan_transport("giop:clan", "clan", kClanIorTag);
 }  // namespace
 }  // namespace clanorb

@@ -46,15 +46,18 @@ class NodeTransportImpl : public omni::giopTransportImpl {
     uint16_t port = 0;
     return parse_node_address(param, node, port, false);
   }
+  // The IIOP profile of an IOR must name a host (omniORB raises
+  // MARSHAL_InvalidIOR otherwise), even when only clanorb endpoints are
+  // published. So this host is given with port 0, "no IIOP port": omniORB
+  // takes it as the profile's address while no tcp endpoint has set one, and
+  // a tcp endpoint published later replaces it. Had a tcp address come
+  // first, omniORB makes ours an alternate address, which the IOR hook drops
+  // (omniORB keeps the published addresses where no transport can see them).
   CORBA::Boolean addToIOR(const char* param, _OMNI_NS(IORPublish)* eps) override {
     if (!isValid(param)) return 0;
     publish_address(tag_, std::string(type) + ":" + param);
-    // An IOR needs an IIOP host even when only this transport is published;
-    // a tcp endpoint published later replaces it.
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
     IIOP::Address a;
-    a.host = (const char*)host;
+    a.host = this_host_name().c_str();
     a.port = 0;
     omniIOR::add_IIOP_ADDRESS(a, eps);
     return 1;

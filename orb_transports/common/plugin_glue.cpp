@@ -13,7 +13,10 @@
 #include <omniORB4/internal/transportRules.h>
 #include <omniORB4/omniInterceptors.h>
 
+#include "orb_transports/common/cdr_reader.hpp"
+#include "orb_transports/common/component_usability.hpp"
 #include "orb_transports/common/fabric.hpp"
+#include "orb_transports/common/ior_component.hpp"
 
 OMNI_USING_NAMESPACE(omni)
 
@@ -36,48 +39,85 @@ std::vector<void (*)()>& releasers() {
   return *r;
 }
 
+// The host addToIOR gives omniORB as the IIOP address (port 0) when a
+// clanorb endpoint is published; see NodeTransportImpl::addToIOR.
+bool is_placeholder_alternate(const IOP::TaggedComponent& c) {
+  if (c.tag != IOP::TAG_ALTERNATE_IIOP_ADDRESS) return false;
+  CdrReader r(c.component_data.get_buffer(), c.component_data.length());
+  std::string host;
+  uint16_t port = 1;
+  r.read_string(host, "host");
+  r.read_ushort(port, "port");
+  return r.ok() && port == 0 && host == this_host_name();
+}
+
+// omniORB turns the placeholder into an alternate address when a tcp
+// address was published before it; port 0 is no address, so it goes.
+void drop_placeholder_alternates(IOP::MultipleComponentProfile& components) {
+  CORBA::ULong kept = 0;
+  for (CORBA::ULong i = 0; i < components.length(); ++i) {
+    if (is_placeholder_alternate(components[i])) continue;
+    if (kept != i) components[kept] = components[i];
+    ++kept;
+  }
+  components.length(kept);
+}
+
 CORBA::Boolean encode_ior(omniInterceptors::encodeIOR_T::info_T& info) {
+  drop_placeholder_alternates(info.iiop.components);
   const GIOP::Version& v = info.iiop.version;
   if (v.major == 1 && v.minor == 0) return 1;  // GIOP 1.0 profiles carry no components
   std::lock_guard lock(registry().mu);
   for (const auto& [tag, address] : registry().published) {
-    cdrEncapsulationStream s(CORBA::ULong(0), CORBA::Boolean(1));
-    s.marshalRawString(boot_id().c_str());
-    s.marshalRawString(address.c_str());
+    const std::vector<uint8_t> data =
+        encode_ior_component({boot_id(), address, this_runtime_dir()});
     IOP::TaggedComponent& c = omniIOR::newIIOPtaggedComponent(info.iiop.components);
     c.tag = tag;
-    s.setOctetSeq(c.component_data);
+    c.component_data.length(static_cast<CORBA::ULong>(data.size()));
+    std::memcpy(c.component_data.get_buffer(), data.data(), data.size());
   }
   return 1;
+}
+
+bool transport_linked(CORBA::ULong tag) {
+  std::lock_guard lock(registry().mu);
+  for (const auto& t : registry().transports)
+    if (t.second == tag) return true;
+  return false;
+}
+
+// The address of a clanorb component a client here can use, or null; logs
+// why not at kFallbackTraceLevel (omniORB then tries the IOR's other addresses).
+giopAddress* usable_address(const IOP::TaggedComponent& c) {
+  IorComponent component;
+  std::string error;
+  if (!decode_ior_component(c.tag, c.component_data.get_buffer(), c.component_data.length(),
+                            component, error)) {
+    if (omniORB::trace(kFallbackTraceLevel)) {
+      omniORB::logger l;
+      l << "clanorb: ignoring a malformed giop:" << transport_of_tag(c.tag)
+        << " component in an IOR: " << error.c_str() << "\n";
+    }
+    return nullptr;
+  }
+  const std::string why = why_unusable_here(component, transport_linked(c.tag));
+  giopAddress* a = why.empty() ? giopAddress::str2Address(component.address.c_str()) : nullptr;
+  if (!a && omniORB::trace(kFallbackTraceLevel)) {
+    omniORB::logger l;
+    l << "clanorb: not using " << component.address.c_str() << " from an IOR: "
+      << (why.empty() ? "omniORB cannot parse it" : why.c_str())
+      << "; the IOR's other addresses are tried\n";
+  }
+  return a;
 }
 
 CORBA::Boolean decode_ior(omniInterceptors::decodeIOR_T::info_T& info) {
   if (!info.has_iiop_body) return 1;
   const IOP::MultipleComponentProfile& components = info.iiop.components;
   for (CORBA::ULong i = 0; i < components.length(); ++i) {
-    const IOP::TaggedComponent& c = components[i];
-    std::string scheme;
-    {
-      std::lock_guard lock(registry().mu);
-      for (const auto& [name, tag] : registry().transports)
-        if (tag == c.tag) scheme = "giop:" + name + ":";
-    }
-    if (scheme.empty()) continue;
-    try {
-      cdrEncapsulationStream e(c.component_data.get_buffer(), c.component_data.length(), 1);
-      CORBA::String_var boot = e.unmarshalRawString();
-      CORBA::String_var address = e.unmarshalRawString();
-      // Shared memory reaches only this host; the address must be of this tag's transport.
-      if (boot_id() != static_cast<const char*>(boot) ||
-          std::strncmp(address, scheme.c_str(), scheme.size()) != 0) {
-        continue;
-      }
-      if (giopAddress* a = giopAddress::str2Address(address)) {
-        info.ior.getIORInfo()->addresses().push_back(a);
-      }
-    } catch (...) {
-      omniORB::logs(10, "clanorb: ignoring a malformed transport component in an IOR");
-    }
+    if (!transport_of_tag(components[i].tag)) continue;
+    if (giopAddress* a = usable_address(components[i]))
+      info.ior.getIORInfo()->addresses().push_back(a);
   }
   return 1;
 }
@@ -150,6 +190,15 @@ void register_transport(const char* name, CORBA::ULong tag) {
 }
 
 void on_orb_destroy(void (*release)()) { releasers().push_back(release); }
+
+const std::string& this_host_name() {
+  static const std::string name = [] {
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) != 0) return std::string("localhost");
+    return std::string(host);
+  }();
+  return name;
+}
 
 void publish_address(CORBA::ULong tag, const std::string& address) {
   std::lock_guard lock(registry().mu);

@@ -1,7 +1,9 @@
 // What every clanorb transport shares with omniORB, written once:
 // - IOR publication: a tagged component of our own per transport, holding the
 //   host's boot id and the endpoint address; a client on the same host turns
-//   it into a giopAddress, others ignore it (and fall back to tcp);
+//   it into a giopAddress, others ignore it (and fall back to tcp); the
+//   reason an IOR's clanorb address is not used is logged at
+//   kFallbackTraceLevel;
 // - the default transport rules: when the user gave no rule, ours are put in
 //   front of omniORB's default "* unix,ssl,tcp";
 // - the hooks are (re)installed at the end of every ORB_init.
@@ -13,6 +15,12 @@
 
 namespace clanorb {
 
+// The -ORBtraceLevel at which clanorb says why a client does not use an
+// IOR's clanorb address (another host, runtime directory or transport, a
+// malformed component, a failed connect): omniORB then tries the IOR's other
+// addresses, usually tcp. omniORB logs its own connection management at 10.
+inline constexpr int kFallbackTraceLevel = 10;
+
 // Called from a transport's static registration. `name` is the part after
 // "giop:" ("clan"); `tag` its IOR component tag (outside omniORB's range).
 void register_transport(const char* name, CORBA::ULong tag);
@@ -23,5 +31,7 @@ void register_orb_options();
 void on_orb_destroy(void (*release)());
 // Puts `address` ("giop:clan:node:port") in every IOR made from now on.
 void publish_address(CORBA::ULong tag, const std::string& address);
+// gethostname(), read once: the IIOP host clanorb endpoints give omniORB.
+const std::string& this_host_name();
 
 }  // namespace clanorb

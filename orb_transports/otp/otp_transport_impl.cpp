@@ -1,12 +1,11 @@
 // giop:otp registers itself with omniORB when the library is linked.
+#include "orb_transports/common/ior_component.hpp"
 #include "orb_transports/common/node_transport_impl.hpp"
 #include "orb_transports/otp/otp_address.hpp"
 #include "orb_transports/otp/otp_endpoint.hpp"
 
 namespace clanorb {
 namespace {
-// Our IOR component tag ("CLA1"), outside omniORB's 0x414154xx range.
-constexpr CORBA::ULong kOtpIorTag = 0x434c4131;
 NodeTransportImpl<OtpEndpoint, OtpAddress> the_otp_transport("giop:otp", "otp", kOtpIorTag);
 }  // namespace
 }  // namespace clanorb

@@ -1,4 +1,5 @@
 // giop:via registers itself with omniORB when the library is linked.
+#include "orb_transports/common/ior_component.hpp"
 #include "orb_transports/common/node_transport_impl.hpp"
 #include "orb_transports/via/via_address.hpp"
 #include "orb_transports/via/via_endpoint.hpp"
@@ -6,8 +7,6 @@
 
 namespace clanorb {
 namespace {
-// Our IOR component tag ("CLA2"), outside omniORB's 0x414154xx range.
-constexpr CORBA::ULong kViaIorTag = 0x434c4132;
 NodeTransportImpl<ViaEndpoint, ViaAddress> the_via_transport("giop:via", "via", kViaIorTag);
 [[maybe_unused]] const bool via_released_with_orb = (on_orb_destroy(&ViaNic::release), true);
 }  // namespace

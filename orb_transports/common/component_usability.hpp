@@ -1,0 +1,22 @@
+// Whether a clanorb client in this process can use the address of an IOR
+// component, and if not, why: the plugins log the reason (a client then uses
+// the IOR's other addresses, usually tcp) and clanorb-ior prints it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "orb_transports/common/ior_component.hpp"
+
+namespace clanorb {
+
+// The clan_emul runtime directory this process's nodes use (and look for
+// other nodes in): $CLAN_RUNTIME_DIR, else /tmp/clanorb-<uid>.
+std::string this_runtime_dir();
+
+// "" if usable; otherwise the reason, a phrase such as "its server runs on
+// another host (boot id ...)". `linked` says whether the component's transport
+// is in this program.
+std::string why_unusable_here(const IorComponent& c, bool linked);
+
+}  // namespace clanorb

@@ -1,0 +1,118 @@
+// What a clanorb server publishes in its IORs, decoded with omniORB's own
+// API: the IIOP address is the tcp endpoint's when there is one (port 0, "no
+// IIOP port", only when there is none), there is never an alternate IIOP
+// address of port 0, and each clanorb endpoint has its tagged component.
+#include <unistd.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "orb/orb_fixture.hpp"
+// After CORBA.h (orb_fixture.hpp), which omniIOR.h needs first.
+#include <omniORB4/omniIOR.h>
+
+using namespace clan::orbtest;
+
+namespace {
+
+const Transport kEveryKind{"tcp+clan+otp+via",
+                           {"giop:tcp:127.0.0.1:", "giop:clan::", "giop:otp::", "giop:via::"}};
+const Transport kClanThenTcp{"clan+tcp", {"giop:clan::", "giop:tcp:127.0.0.1:"}};
+const Transport kClanOnly{"clan", {"giop:clan::"}};
+
+constexpr CORBA::ULong kClanTags[] = {0x434c4130, 0x434c4131, 0x434c4132};  // CLA0..CLA2
+
+struct IiopAddress {
+  std::string host;
+  CORBA::UShort port = 0;
+};
+
+// The one IIOP profile of a stringified IOR.
+struct IiopProfile {
+  IiopAddress address;
+  std::vector<IiopAddress> alternates;  // TAG_ALTERNATE_IIOP_ADDRESS components
+  std::vector<CORBA::ULong> tags;       // every component's tag
+};
+
+IiopAddress decode_alternate(const IOP::TaggedComponent& c) {
+  cdrEncapsulationStream s(c.component_data.get_buffer(), c.component_data.length(), 1);
+  IiopAddress a;
+  CORBA::String_var host = s.unmarshalRawString();
+  a.host = host.in();
+  a.port <<= s;
+  return a;
+}
+
+IiopProfile iiop_profile_of(const std::string& ior) {
+  CORBA::Object_var obj = client_orb()->string_to_object(ior.c_str());
+  REQUIRE(!CORBA::is_nil(obj));
+  omniIOR* decoded = obj->_PR_getobj()->_getIOR();
+  const IOP::TaggedProfileList& profiles = decoded->iopProfiles();
+  std::vector<IiopProfile> found;
+  for (CORBA::ULong i = 0; i < profiles.length(); ++i) {
+    if (profiles[i].tag != IOP::TAG_INTERNET_IOP) continue;
+    IIOP::ProfileBody body;
+    IIOP::unmarshalProfile(profiles[i], body);
+    IiopProfile p;
+    p.address = {body.address.host.in(), body.address.port};
+    for (CORBA::ULong c = 0; c < body.components.length(); ++c) {
+      p.tags.push_back(body.components[c].tag);
+      if (body.components[c].tag == IOP::TAG_ALTERNATE_IIOP_ADDRESS)
+        p.alternates.push_back(decode_alternate(body.components[c]));
+    }
+    found.push_back(std::move(p));
+  }
+  decoded->release();
+  REQUIRE(found.size() == 1);
+  return found[0];
+}
+
+std::string host_name() {
+  char host[256] = {};
+  REQUIRE(gethostname(host, sizeof host - 1) == 0);
+  return host;
+}
+
+size_t count_of(const std::vector<CORBA::ULong>& tags, CORBA::ULong tag) {
+  size_t n = 0;
+  for (CORBA::ULong t : tags) n += t == tag;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("IOR of a tcp+clan+otp+via server: the tcp address and no alternate address",
+          "[orb][ior]") {
+  Server server(kEveryKind, Threading::kPerConnection);
+  const IiopProfile p = iiop_profile_of(server.echo_ior());
+  CHECK(p.address.host == "127.0.0.1");
+  CHECK(p.address.port != 0);
+  for (const IiopAddress& a : p.alternates) INFO("alternate " << a.host << ":" << a.port);
+  CHECK(p.alternates.empty());
+  for (CORBA::ULong tag : kClanTags) CHECK(count_of(p.tags, tag) == 1);
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("IOR of a server publishing clan before tcp: the tcp address and no alternate address",
+          "[orb][ior]") {
+  Server server(kClanThenTcp, Threading::kPerConnection);
+  const IiopProfile p = iiop_profile_of(server.echo_ior());
+  CHECK(p.address.host == "127.0.0.1");
+  CHECK(p.address.port != 0);
+  CHECK(p.alternates.empty());
+  CHECK(count_of(p.tags, kClanTags[0]) == 1);
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("IOR of a clan-only server: this host with port 0 and no alternate address",
+          "[orb][ior]") {
+  Server server(kClanOnly, Threading::kPerConnection);
+  const IiopProfile p = iiop_profile_of(server.echo_ior());
+  // omniORB requires a host in the IIOP profile; port 0 says there is no IIOP port.
+  CHECK(p.address.host == host_name());
+  CHECK(p.address.port == 0);
+  CHECK(p.alternates.empty());
+  CHECK(count_of(p.tags, kClanTags[0]) == 1);
+  CHECK(server.stop() == 0);
+}
