@@ -6,6 +6,8 @@
 
 #include <omniORB4/CORBA.h>
 
+#include "clan_emul/error_detail.hpp"
+
 namespace clanorb {
 
 FabricOptions& fabric_options() {
@@ -34,7 +36,8 @@ std::shared_ptr<Fabric> Fabric::get(const std::string& node) {
   auto nic = clan::Nic::open(nc);
   if (!nic) {
     omniORB::logger l;
-    l << "giop:clan: cannot open the NIC: " << clan::to_string(nic.error()) << "\n";
+    l << "giop:clan: cannot open the NIC of node '" << name.c_str()
+      << "': " << clan::error_message(nic.error()).c_str() << "\n";
     return nullptr;
   }
   clan::OobConfig oc;
@@ -43,7 +46,7 @@ std::shared_ptr<Fabric> Fabric::get(const std::string& node) {
   if (!oob) {
     omniORB::logger l;
     l << "giop:clan: cannot start node '" << name.c_str()
-      << "': " << clan::to_string(oob.error()) << "\n";
+      << "': " << clan::error_message(oob.error()).c_str() << "\n";
     return nullptr;
   }
   auto f = std::shared_ptr<Fabric>(new Fabric());

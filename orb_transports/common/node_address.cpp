@@ -1,31 +1,71 @@
 #include "orb_transports/common/node_address.hpp"
 
 #include <cstdlib>
+#include <cstring>
 
 namespace clanorb {
 
-bool parse_node_address(const char* param, std::string& node, uint16_t& port, bool allow_empty) {
-  if (!param) return false;
-  const std::string s = param;
-  const size_t colon = s.rfind(':');
-  if (colon == std::string::npos) return false;
-  node = s.substr(0, colon);
-  const std::string p = s.substr(colon + 1);
+namespace {
+
+constexpr size_t kMaxNode = 64;  // clan_emul's node names: [A-Za-z0-9._-]{1,64}
+
+bool node_char(char ch) {
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+         ch == '_' || ch == '-';
+}
+
+// Why `node` cannot be a node name ("" if it can).
+std::string node_problem(const std::string& node, bool allow_empty) {
+  if (node.empty()) return allow_empty ? "" : "the node name is empty";
   for (char ch : node) {
-    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-                    ch == '.' || ch == '_' || ch == '-';
-    if (!ok) return false;
+    if (ch == ':') return "too many ':' (a node name has no ':')";
+    if (!node_char(ch)) return std::string("character '") + ch + "' is not allowed in a node name (A-Z a-z 0-9 . _ -)";
   }
-  if (node.size() > 64 || (node.empty() && !allow_empty)) return false;
-  if (p.empty()) {
-    port = 0;
-    return allow_empty;
+  if (node.size() > kMaxNode) {
+    return "the node name is " + std::to_string(node.size()) + " characters, above " + std::to_string(kMaxNode);
   }
-  if (p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) return false;
+  if (node == "." || node == "..") return "'" + node + "' is not a node name";
+  return "";
+}
+
+// Why `p` cannot be a port ("" if it can); sets `port`.
+std::string port_problem(const std::string& p, bool allow_empty, uint16_t& port) {
+  port = 0;
+  if (p.empty()) return allow_empty ? "" : "the port is empty";
+  if (p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) {
+    return "port '" + p + "' is not a number from 1 to 65535";
+  }
   const unsigned long v = std::strtoul(p.c_str(), nullptr, 10);
-  if (v > 65535 || (v == 0 && !allow_empty)) return false;
+  if (v > 65535) return "port " + p + " is above 65535";
+  if (v == 0 && !allow_empty) return "port 0 is not an address";
   port = static_cast<uint16_t>(v);
-  return true;
+  return "";
+}
+
+}  // namespace
+
+bool parse_node_address(const char* param, std::string& node, uint16_t& port, bool allow_empty,
+                        std::string* reason) {
+  std::string why;
+  if (!param) {
+    why = "no address";
+  } else if (const char* colon = std::strrchr(param, ':'); !colon) {
+    why = "missing ':' between node and port";
+  } else {
+    node.assign(param, colon);
+    why = node_problem(node, allow_empty);
+    if (why.empty()) why = port_problem(colon + 1, allow_empty, port);
+  }
+  if (reason) *reason = why;
+  return why.empty();
+}
+
+void log_bad_node_address(int level, const char* what, const char* scheme, const char* param,
+                          const std::string& reason, const char* syntax) {
+  if (!omniORB::trace(static_cast<CORBA::ULong>(level))) return;
+  omniORB::logger l;
+  l << scheme << ": bad " << what << " '" << scheme << ":" << (param ? param : "") << "': " << reason.c_str()
+    << "; expected " << scheme << ":" << syntax << "\n";
 }
 
 NodeAddress::NodeAddress(const char* scheme, std::string node, uint16_t port)

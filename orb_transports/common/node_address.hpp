@@ -12,7 +12,14 @@ namespace clanorb {
 
 // Parses "<node>:<port>"; with allow_empty, an empty node or port (endpoint
 // syntax: this process's node, first free port) is accepted as "" / 0.
-bool parse_node_address(const char* param, std::string& node, uint16_t& port, bool allow_empty);
+// When it fails, `reason` (if given) says what is wrong, for the user.
+bool parse_node_address(const char* param, std::string& node, uint16_t& port, bool allow_empty,
+                        std::string* reason = nullptr);
+
+// Logs, at omniORB trace level `level`, "<scheme>: bad <what> '<scheme>:<param>':
+// <reason>; expected <scheme>:<syntax>".
+void log_bad_node_address(int level, const char* what, const char* scheme, const char* param,
+                          const std::string& reason, const char* syntax);
 
 class NodeAddress : public omni::giopAddress {
  public:

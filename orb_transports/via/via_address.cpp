@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "clan_emul/error_detail.hpp"
 #include "orb_transports/common/omni_time.hpp"
 #include "orb_transports/via/via_active.hpp"
 
@@ -21,12 +22,13 @@ giopActiveConnection* ViaAddress::Connect(const omni_time_t& deadline, CORBA::UL
   ViaNetAddress local(nic->node(), 0);
   ViaNetAddress remote(node_, port_);
   VIP_VI_ATTRIBUTES peer{};
+  clan::clear_error();
   VIP_RETURN r = VipConnectRequest(c->vi(), local.get(), remote.get(), static_cast<VIP_ULONG>(ms), &peer);
   if (r != VIP_SUCCESS) {
     timed_out = r == VIP_TIMEOUT;
     if (omniORB::trace(25)) {
       omniORB::logger l;
-      l << "giop:via: connect to " << address_.c_str() << " failed: " << via_error_name(r) << "\n";
+      l << "giop:via: connect to " << address_.c_str() << " failed: " << via_failure(r).c_str() << "\n";
     }
     return nullptr;
   }

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "clan_emul/error_detail.hpp"
 #include "orb_transports/common/fabric.hpp"
 #include "orb_transports/common/omni_time.hpp"
 #include "orb_transports/via/via_endpoint.hpp"
@@ -48,6 +49,7 @@ bool ViaConnection::open() {
   VIP_NIC_HANDLE nic = nic_->handle();
   VIP_MEM_ATTRIBUTES ma{nic_->ptag(), VIP_FALSE, VIP_FALSE};
   void* p = nullptr;
+  clan::clear_error();
   VIP_RETURN r = VipClanAllocMem(nic, static_cast<VIP_ULONG>(buffers_ * buffer_bytes_), &p);
   const char* what = "VipClanAllocMem";
   if (r == VIP_SUCCESS) {
@@ -87,7 +89,7 @@ bool ViaConnection::open() {
   rx_state_.assign(buffers_, kEmpty);
   if (r != VIP_SUCCESS) {
     omniORB::logger l;
-    l << "giop:via: cannot set up a connection: " << what << ": " << via_error_name(r) << "\n";
+    l << "giop:via: cannot set up a connection: " << what << ": " << via_failure(r).c_str() << "\n";
     return false;
   }
   if (via_endpoint_) via_endpoint_->attach(vi_, source());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "clan_emul/error_detail.hpp"
 #include "orb_transports/via/via_connection.hpp"
 
 OMNI_USING_NAMESPACE(omni)
@@ -46,6 +47,7 @@ std::string ViaEndpoint::open_listener() {
     ViaNetAddress remote;
     VIP_VI_ATTRIBUTES attrs{};
     VIP_CONN_HANDLE request = nullptr;
+    clan::clear_error();
     VIP_RETURN r = VipConnectWait(nic_->handle(), local.get(), 0, remote.get(), &attrs, &request);
     if (r == VIP_SUCCESS) VipConnectReject(request);  // cannot happen before we listen
     if (r == VIP_SUCCESS || r == VIP_TIMEOUT) {
@@ -56,7 +58,8 @@ std::string ViaEndpoint::open_listener() {
     nic_->free_port(static_cast<uint16_t>(p));
     if (port_ != 0) {
       omniORB::logger l;
-      l << "giop:via: cannot listen on port " << p << ": " << via_error_name(r) << "\n";
+      l << "giop:via: cannot listen on port " << p << " of node '" << nic_->node().c_str()
+        << "': " << via_failure(r).c_str() << "\n";
       return "";
     }
   }
@@ -71,13 +74,14 @@ std::optional<MonitoredEndpoint::Acceptor> ViaEndpoint::next_request(clan::Deadl
   VIP_VI_ATTRIBUTES attrs{};
   VIP_CONN_HANDLE request = nullptr;
   const int ms = deadline.remaining_ms();
+  clan::clear_error();
   VIP_RETURN r = VipConnectWait(nic_->handle(), local.get(),
                                 ms < 0 ? VIP_INFINITE : static_cast<VIP_ULONG>(ms), remote.get(),
                                 &attrs, &request);
   if (r == VIP_TIMEOUT) return Acceptor();
   if (r != VIP_SUCCESS) {
     omniORB::logger l;
-    l << "giop:via: " << address() << " stops accepting: " << via_error_name(r) << "\n";
+    l << "giop:via: " << address() << " stops accepting: " << via_failure(r).c_str() << "\n";
     return std::nullopt;
   }
   auto pending = std::make_shared<PendingRequest>(request);
@@ -88,13 +92,14 @@ std::optional<MonitoredEndpoint::Acceptor> ViaEndpoint::next_request(clan::Deadl
 giopConnection* ViaEndpoint::accept(VIP_CONN_HANDLE request, const std::string& peer) {
   auto c = std::make_unique<ViaConnection>(nic_, this);
   const bool opened = c->open();
+  clan::clear_error();  // open() logged its own failure
   VIP_RETURN r = opened ? VipConnectAccept(request, c->vi()) : VipConnectReject(request);
   if (opened && r == VIP_SUCCESS && !c->post_receives()) return nullptr;
   if (!opened || r != VIP_SUCCESS) {
     if (omniORB::trace(10)) {
       omniORB::logger l;
       l << "giop:via: refused a connection from " << peer.c_str() << ": "
-        << (opened ? via_error_name(r) : "no resources") << "\n";
+        << (opened ? via_failure(r).c_str() : "no resources") << "\n";
     }
     return nullptr;
   }
@@ -111,10 +116,11 @@ void ViaEndpoint::close_listener() {
 }
 
 bool ViaEndpoint::open_events() {
+  clan::clear_error();
   VIP_RETURN r = VipCreateCQ(nic_->handle(), kCqEntries, &cq_);
   if (r != VIP_SUCCESS) {
     omniORB::logger l;
-    l << "giop:via: cannot create a completion queue: " << via_error_name(r) << "\n";
+    l << "giop:via: cannot create a completion queue: " << via_failure(r).c_str() << "\n";
     return false;
   }
   return true;

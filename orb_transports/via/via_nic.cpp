@@ -6,6 +6,8 @@
 
 #include <omniORB4/CORBA.h>
 
+#include "clan_emul/error_detail.hpp"
+
 namespace clanorb {
 
 namespace {
@@ -27,6 +29,7 @@ std::shared_ptr<ViaNic> ViaNic::get(const std::string& node) {
   const std::string name = node.empty() ? "via" + std::to_string(getpid()) : node;
   auto n = std::shared_ptr<ViaNic>(new ViaNic());
   n->node_ = name;
+  clan::clear_error();
   VIP_RETURN r = VipOpenNic(name.c_str(), &n->nic_);
   // The NIC's PIO mapping cache keeps its default size: each VI keeps its own
   // peer's receive region mapped anyway, and a larger cache would keep the
@@ -34,8 +37,11 @@ std::shared_ptr<ViaNic> ViaNic::get(const std::string& node) {
   if (r == VIP_SUCCESS) r = VipCreatePtag(n->nic_, &n->ptag_);
   if (r != VIP_SUCCESS) {
     omniORB::logger l;
-    l << "giop:via: cannot open VIA NIC '" << name.c_str() << "': " << via_error_name(r)
-      << (r == VIP_INVALID_PARAMETER ? " (bad name, or the node is taken)" : "") << "\n";
+    l << "giop:via: cannot open VIA NIC '" << name.c_str() << "': " << via_failure(r).c_str();
+    if (clan::last_error_code() == clan::Errc::kAddressInUse) {
+      l << "; giop:via needs a node name of its own, not giop:clan's or giop:otp's, nor another process's";
+    }
+    l << "\n";
     return nullptr;
   }
   the_nic = n;
@@ -78,6 +84,12 @@ std::string ViaNetAddress::host() const {
   const size_t h = a->HostAddressLen < VIP_CLAN_MAX_HOST_ADDRESS ? a->HostAddressLen
                                                                  : VIP_CLAN_MAX_HOST_ADDRESS;
   return std::string(reinterpret_cast<const char*>(a->HostAddress), h);
+}
+
+std::string via_failure(VIP_RETURN r) {
+  std::string s = via_error_name(r);
+  if (r != VIP_SUCCESS && !clan::last_error_message().empty()) s += ": " + clan::last_error_message();
+  return s;
 }
 
 const char* via_error_name(VIP_RETURN r) {

@@ -52,4 +52,10 @@ struct ViaNetAddress {
 // "VIP_TIMEOUT" etc., for log messages.
 const char* via_error_name(VIP_RETURN r);
 
+// A VIPL failure for a log line: its name, then what the emulated NIC under
+// VIPL recorded about it on this thread, e.g. "VIP_ERROR_RESOURCE: node name
+// 'a' is in use by another process (...)". The caller clears that record
+// (clan::clear_error) before the VIPL call, so that it is this call's.
+std::string via_failure(VIP_RETURN r);
+
 }  // namespace clanorb
