@@ -76,6 +76,12 @@ bool CdrReader::read_octets(std::vector<uint8_t>& v, const char* what) {
   return true;
 }
 
+void CdrWriter::write_ushort(uint16_t v) {
+  if (out_.size() % 2 != 0) out_.push_back(0);
+  out_.push_back(static_cast<uint8_t>(v >> 8));
+  out_.push_back(static_cast<uint8_t>(v));
+}
+
 void CdrWriter::write_ulong(uint32_t v) {
   while (out_.size() % 4 != 0) out_.push_back(0);
   for (int shift = 24; shift >= 0; shift -= 8) out_.push_back(static_cast<uint8_t>(v >> shift));
@@ -85,6 +91,11 @@ void CdrWriter::write_string(const std::string& v) {
   write_ulong(static_cast<uint32_t>(v.size() + 1));
   out_.insert(out_.end(), v.begin(), v.end());
   out_.push_back(0);
+}
+
+void CdrWriter::write_octets(const std::vector<uint8_t>& v) {
+  write_ulong(static_cast<uint32_t>(v.size()));
+  out_.insert(out_.end(), v.begin(), v.end());
 }
 
 }  // namespace clanorb

@@ -32,9 +32,11 @@ class CdrReader {
   bool read_string(std::string& v, const char* what);
   // A sequence<octet>: ulong length, then the octets.
   bool read_octets(std::vector<uint8_t>& v, const char* what);
+  // Marks the data bad for a check of the caller's (a count beyond what is
+  // left, say); returns false. The first failure is the one kept.
+  bool fail(const std::string& why);
 
  private:
-  bool fail(const std::string& why);
   bool take(size_t n, size_t alignment, const char* what, const uint8_t*& p);
 
   const uint8_t* data_;
@@ -48,8 +50,11 @@ class CdrReader {
 class CdrWriter {
  public:
   CdrWriter() { out_.push_back(0); }
+  void write_octet(uint8_t v) { out_.push_back(v); }
+  void write_ushort(uint16_t v);
   void write_ulong(uint32_t v);
   void write_string(const std::string& v);
+  void write_octets(const std::vector<uint8_t>& v);  // a sequence<octet>
   const std::vector<uint8_t>& bytes() const { return out_; }
 
  private:
