@@ -52,6 +52,13 @@ constexpr std::array<OrbOptionSpec, 8> kTable{{
      get_field<&FabricOptions::otp_rto_us>, set_field<&FabricOptions::otp_rto_us>},
 }};
 
+// omniORB's -ORBdumpConfiguration prints every value as a CORBA::ULong.
+static_assert([] {
+  for (const OrbOptionSpec& spec : kTable)
+    if (spec.max > std::numeric_limits<uint32_t>::max()) return false;
+  return true;
+}());
+
 bool is_power_of_two(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 std::string with_unit(uint64_t v, const char* unit) {
