@@ -1,10 +1,12 @@
 #include "orb_transports/clan/clan_address.hpp"
 
 #include "clan_emul/dmq_connection.hpp"
+#include "clan_emul/error_detail.hpp"
 #include "orb_transports/clan/clan_active.hpp"
 #include "orb_transports/clan/clan_connection.hpp"
 #include "orb_transports/common/fabric.hpp"
 #include "orb_transports/common/omni_time.hpp"
+#include "orb_transports/common/plugin_glue.hpp"
 
 OMNI_USING_NAMESPACE(omni)
 
@@ -21,11 +23,8 @@ giopActiveConnection* ClanAddress::Connect(const omni_time_t& deadline, CORBA::U
   auto dmq = clan::DmqConnection::connect(fabric->nic(), fabric->oob(), node_, port_, ring, d);
   if (!dmq) {
     timed_out = dmq.error() == clan::Errc::kTimeout;
-    if (omniORB::trace(25)) {
-      omniORB::logger l;
-      l << "giop:clan: connect to " << address_.c_str() << " failed: "
-        << clan::to_string(dmq.error()) << "\n";
-    }
+    if (omniORB::trace(kFallbackTraceLevel))
+      log_fallback("cannot connect to " + address_ + ": " + clan::error_message(dmq.error()));
     return nullptr;
   }
   std::string mine = "giop:clan:" + fabric->node() + ":0";

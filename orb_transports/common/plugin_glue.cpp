@@ -94,19 +94,16 @@ giopAddress* usable_address(const IOP::TaggedComponent& c) {
   if (!decode_ior_component(c.tag, c.component_data.get_buffer(), c.component_data.length(),
                             component, error)) {
     if (omniORB::trace(kFallbackTraceLevel)) {
-      omniORB::logger l;
-      l << "clanorb: ignoring a malformed giop:" << transport_of_tag(c.tag)
-        << " component in an IOR: " << error.c_str() << "\n";
+      log_fallback(std::string("ignoring a malformed giop:") + transport_of_tag(c.tag) +
+                   " component of an object reference: " + error);
     }
     return nullptr;
   }
   const std::string why = why_unusable_here(component, transport_linked(c.tag));
   giopAddress* a = why.empty() ? giopAddress::str2Address(component.address.c_str()) : nullptr;
   if (!a && omniORB::trace(kFallbackTraceLevel)) {
-    omniORB::logger l;
-    l << "clanorb: not using " << component.address.c_str() << " from an IOR: "
-      << (why.empty() ? "omniORB cannot parse it" : why.c_str())
-      << "; the IOR's other addresses are tried\n";
+    log_fallback("not using " + component.address + " from an object reference: " +
+                 (why.empty() ? std::string("omniORB cannot parse it") : why));
   }
   return a;
 }
@@ -198,6 +195,11 @@ const std::string& this_host_name() {
     return std::string(host);
   }();
   return name;
+}
+
+void log_fallback(const std::string& what) {
+  omniORB::logger l;
+  l << "clanorb: " << what.c_str() << "; omniORB tries the reference's other addresses, if any\n";
 }
 
 void publish_address(CORBA::ULong tag, const std::string& address) {

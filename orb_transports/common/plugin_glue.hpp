@@ -20,6 +20,9 @@ namespace clanorb {
 // malformed component, a failed connect): omniORB then tries the IOR's other
 // addresses, usually tcp. omniORB logs its own connection management at 10.
 inline constexpr int kFallbackTraceLevel = 10;
+// Logs "clanorb: <what>; omniORB tries the reference's other addresses, if
+// any". Callers check omniORB::trace(kFallbackTraceLevel) first.
+void log_fallback(const std::string& what);
 
 // Called from a transport's static registration. `name` is the part after
 // "giop:" ("clan"); `tag` its IOR component tag (outside omniORB's range).

@@ -1,6 +1,8 @@
 #include "orb_transports/otp/otp_address.hpp"
 
+#include "clan_emul/error_detail.hpp"
 #include "orb_transports/common/omni_time.hpp"
+#include "orb_transports/common/plugin_glue.hpp"
 #include "orb_transports/otp/otp_connection.hpp"
 #include "orb_transports/otp/otp_link_config.hpp"
 
@@ -29,11 +31,8 @@ giopActiveConnection* OtpAddress::Connect(const omni_time_t& deadline, CORBA::UL
   auto link = clan::DatagramLink::connect(fabric->nic(), fabric->oob(), node_, port_, otp_link_config(), d);
   if (!link) {
     timed_out = link.error() == clan::Errc::kTimeout;
-    if (omniORB::trace(25)) {
-      omniORB::logger l;
-      l << "giop:otp: connect to " << address_.c_str() << " failed: " << clan::to_string(link.error())
-        << "\n";
-    }
+    if (omniORB::trace(kFallbackTraceLevel))
+      log_fallback("cannot connect to " + address_ + ": " + clan::error_message(link.error()));
     return nullptr;
   }
   std::string mine = "giop:otp:" + fabric->node() + ":0";

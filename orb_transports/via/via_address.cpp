@@ -4,6 +4,7 @@
 
 #include "clan_emul/error_detail.hpp"
 #include "orb_transports/common/omni_time.hpp"
+#include "orb_transports/common/plugin_glue.hpp"
 #include "orb_transports/via/via_active.hpp"
 
 OMNI_USING_NAMESPACE(omni)
@@ -26,10 +27,8 @@ giopActiveConnection* ViaAddress::Connect(const omni_time_t& deadline, CORBA::UL
   VIP_RETURN r = VipConnectRequest(c->vi(), local.get(), remote.get(), static_cast<VIP_ULONG>(ms), &peer);
   if (r != VIP_SUCCESS) {
     timed_out = r == VIP_TIMEOUT;
-    if (omniORB::trace(25)) {
-      omniORB::logger l;
-      l << "giop:via: connect to " << address_.c_str() << " failed: " << via_failure(r).c_str() << "\n";
-    }
+    if (omniORB::trace(kFallbackTraceLevel))
+      log_fallback("cannot connect to " + address_ + ": " + via_failure(r));
     return nullptr;
   }
   if (!c->post_receives()) return nullptr;
