@@ -7,7 +7,9 @@ namespace clanorb {
 
 namespace {
 
-constexpr size_t kMaxNode = 64;  // clan_emul's node names: [A-Za-z0-9._-]{1,64}
+// A node is an OOB node name ([A-Za-z0-9._-]{1,64}) and a NIC name, which
+// the NIC's shared header holds in 64 bytes with its terminating zero.
+constexpr size_t kMaxNode = 63;
 
 bool node_char(char ch) {
   return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||

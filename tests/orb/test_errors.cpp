@@ -44,7 +44,7 @@ TEST_CASE("a malformed endpoint is logged with what is wrong with it, at the def
       {"giop:otp:node:http", "port 'http' is not a number from 1 to 65535"},
       {"giop:via:node", "missing ':' between node and port"},
       {"giop:clan:no/slash:", "character '/' is not allowed in a node name (A-Z a-z 0-9 . _ -)"},
-      {"giop:otp:" + std::string(65, 'n') + ":", "the node name is 65 characters, above 64"},
+      {"giop:otp:" + std::string(64, 'n') + ":", "the node name is 64 characters, above 63"},
       {"giop:via:..:1", "'..' is not a node name"},
   };
   TempDir dir;
