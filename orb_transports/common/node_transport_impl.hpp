@@ -64,9 +64,12 @@ class NodeTransportImpl : public omni::giopTransportImpl {
   // a tcp endpoint published later replaces it. Had a tcp address come
   // first, omniORB makes ours an alternate address, which the IOR hook drops
   // (omniORB keeps the published addresses where no transport can see them).
+  // `eps` is null for the ORB's own endpoints, which every IOR then carries;
+  // otherwise it is a POA's endpoint publish policy, whose IORs the hook
+  // gives that policy's addresses alone.
   CORBA::Boolean addToIOR(const char* param, _OMNI_NS(IORPublish)* eps) override {
     if (!isValid(param)) return 0;
-    publish_address(tag_, std::string(type) + ":" + param);
+    if (!eps) publish_address(tag_, std::string(type) + ":" + param);
     IIOP::Address a;
     a.host = this_host_name().c_str();
     a.port = 0;

@@ -12,11 +12,13 @@
 #include <omniORB4/internal/initialiser.h>
 #include <omniORB4/internal/transportRules.h>
 #include <omniORB4/omniInterceptors.h>
+#include <omniORB4/omniPolicy.h>
 
 #include "orb_transports/common/cdr_reader.hpp"
 #include "orb_transports/common/component_usability.hpp"
 #include "orb_transports/common/fabric.hpp"
 #include "orb_transports/common/ior_component.hpp"
+#include "orb_transports/common/node_address.hpp"
 
 OMNI_USING_NAMESPACE(omni)
 
@@ -63,12 +65,53 @@ void drop_placeholder_alternates(IOP::MultipleComponentProfile& components) {
   components.length(kept);
 }
 
+using Addresses = std::vector<std::pair<CORBA::ULong, std::string>>;  // tag, address
+
+// The tag of the clanorb transport a "giop:<name>:<node>:<port>" address is
+// of; 0 if it is none, or not such an address.
+CORBA::ULong tag_of_address(const std::string& address) {
+  std::lock_guard lock(registry().mu);
+  for (const auto& [name, tag] : registry().transports) {
+    const std::string scheme = "giop:" + name + ":";
+    std::string node;
+    uint16_t port = 0;
+    if (address.compare(0, scheme.size(), scheme) == 0 &&
+        parse_node_address(address.c_str() + scheme.size(), node, port, false))
+      return tag;
+  }
+  return 0;
+}
+
+// The clanorb addresses of a POA's endpoint publish policy (omniORB then
+// publishes only the policy's endpoints); false if it has no such policy.
+bool addresses_of_publish_policy(const CORBA::PolicyList* policies, Addresses& out) {
+  for (CORBA::ULong i = 0; policies && i < policies->length(); ++i) {
+    CORBA::Policy_ptr policy = (*policies)[i];
+    if (policy->policy_type() != omniPolicy::ENDPOINT_PUBLISH_POLICY_TYPE) continue;
+    omniPolicy::EndPointPublishPolicy_var epp = omniPolicy::EndPointPublishPolicy::_narrow(policy);
+    if (CORBA::is_nil(epp)) return false;  // omniORB's own IOR hook has refused it already
+    const omniPolicy::EndPointPublishPolicyValue& endpoints = epp->value();
+    for (CORBA::ULong e = 0; e < endpoints.length(); ++e) {
+      const std::string address = endpoints[e].in();
+      if (CORBA::ULong tag = tag_of_address(address)) out.emplace_back(tag, address);
+    }
+    return true;
+  }
+  return false;
+}
+
+Addresses addresses_to_publish(const CORBA::PolicyList* policies) {
+  Addresses out;
+  if (addresses_of_publish_policy(policies, out)) return out;
+  std::lock_guard lock(registry().mu);
+  return registry().published;
+}
+
 CORBA::Boolean encode_ior(omniInterceptors::encodeIOR_T::info_T& info) {
   drop_placeholder_alternates(info.iiop.components);
   const GIOP::Version& v = info.iiop.version;
   if (v.major == 1 && v.minor == 0) return 1;  // GIOP 1.0 profiles carry no components
-  std::lock_guard lock(registry().mu);
-  for (const auto& [tag, address] : registry().published) {
+  for (const auto& [tag, address] : addresses_to_publish(info.hints.policies)) {
     const std::vector<uint8_t> data =
         encode_ior_component({boot_id(), address, this_runtime_dir()});
     IOP::TaggedComponent& c = omniIOR::newIIOPtaggedComponent(info.iiop.components);

@@ -1,7 +1,8 @@
 // What a clanorb server publishes in its IORs, decoded with omniORB's own
 // API: the IIOP address is the tcp endpoint's when there is one (port 0, "no
 // IIOP port", only when there is none), there is never an alternate IIOP
-// address of port 0, and each clanorb endpoint has its tagged component.
+// address of port 0, and each clanorb endpoint has its tagged component (a
+// POA's endpoint publish policy decides for that POA's references).
 #include <unistd.h>
 
 #include <string>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "orb/orb_fixture.hpp"
+#include "orb_transports/common/ior_component.hpp"
 // After CORBA.h (orb_fixture.hpp), which omniIOR.h needs first.
 #include <omniORB4/omniIOR.h>
 
@@ -33,7 +35,17 @@ struct IiopProfile {
   IiopAddress address;
   std::vector<IiopAddress> alternates;  // TAG_ALTERNATE_IIOP_ADDRESS components
   std::vector<CORBA::ULong> tags;       // every component's tag
+  std::vector<std::string> clanorb_addresses;
 };
+
+std::string clanorb_address_of(const IOP::TaggedComponent& c) {
+  clanorb::IorComponent component;
+  std::string error;
+  INFO(error);
+  REQUIRE(clanorb::decode_ior_component(c.tag, c.component_data.get_buffer(),
+                                        c.component_data.length(), component, error));
+  return component.address;
+}
 
 IiopAddress decode_alternate(const IOP::TaggedComponent& c) {
   cdrEncapsulationStream s(c.component_data.get_buffer(), c.component_data.length(), 1);
@@ -60,6 +72,8 @@ IiopProfile iiop_profile_of(const std::string& ior) {
       p.tags.push_back(body.components[c].tag);
       if (body.components[c].tag == IOP::TAG_ALTERNATE_IIOP_ADDRESS)
         p.alternates.push_back(decode_alternate(body.components[c]));
+      if (clanorb::transport_of_tag(body.components[c].tag))
+        p.clanorb_addresses.push_back(clanorb_address_of(body.components[c]));
     }
     found.push_back(std::move(p));
   }
@@ -124,4 +138,33 @@ TEST_CASE("IOR of a clan-only server: this host with port 0 and no alternate add
   CHECK(p.alternates.empty());
   CHECK(count_of(p.tags, kClanTags[0]) == 1);
   CHECK(server.stop() == 0);
+}
+
+TEST_CASE("a POA's endpoint publish policy decides the clanorb addresses of its references",
+          "[orb][ior]") {
+  // This process's ORB serves tcp only; the policy names a clan address.
+  CORBA::Object_var obj = client_orb()->resolve_initial_references("RootPOA");
+  PortableServer::POA_var root = PortableServer::POA::_narrow(obj);
+  omniPolicy::EndPointPublishPolicyValue endpoints;
+  endpoints.length(1);
+  endpoints[0] = "giop:clan:elsewhere:5";
+  CORBA::PolicyList policies;
+  policies.length(1);
+  policies[0] = omniPolicy::create_endpoint_publish_policy(endpoints);
+  PortableServer::POA_var poa =
+      root->create_POA("clan-published", PortableServer::POAManager::_nil(), policies);
+
+  CORBA::Object_var published = poa->create_reference("IDL:echo:1.0");
+  CORBA::String_var published_ior = client_orb()->object_to_string(published);
+  const IiopProfile p = iiop_profile_of(published_ior.in());
+  CHECK(p.clanorb_addresses == std::vector<std::string>{"giop:clan:elsewhere:5"});
+  CHECK(p.address.host == host_name());
+  CHECK(p.address.port == 0);
+  CHECK(p.alternates.empty());
+
+  // The policy's address is that POA's alone.
+  CORBA::Object_var plain = root->create_reference("IDL:echo:1.0");
+  CORBA::String_var plain_ior = client_orb()->object_to_string(plain);
+  CHECK(iiop_profile_of(plain_ior.in()).clanorb_addresses.empty());
+  poa->destroy(0, 0);
 }
