@@ -1,8 +1,8 @@
 // What every clanorb transport shares with omniORB, written once:
-// - IOR publication: a tagged component of our own per transport, holding the
-//   host's boot id and the endpoint address; a client on the same host turns
-//   it into a giopAddress, others ignore it (and fall back to tcp); the
-//   reason an IOR's clanorb address is not used is logged at
+// - IOR publication: a tagged component of our own per transport (format in
+//   ior_component.hpp: boot id, endpoint address, runtime directory); a
+//   client of the same host and runtime directory turns it into a
+//   giopAddress, others ignore it (and fall back to tcp), logging why at
 //   kFallbackTraceLevel;
 // - the default transport rules: when the user gave no rule, ours are put in
 //   front of omniORB's default "* unix,ssl,tcp";
