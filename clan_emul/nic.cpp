@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "clan_emul/aperture.hpp"
+#include "clan_emul/decimal.hpp"
 #include "clan_emul/dma_engine.hpp"
 #include "clan_emul/error_detail.hpp"
 #include "clan_emul/event_queue.hpp"
@@ -49,7 +50,14 @@ Result<std::unique_ptr<Nic>> Nic::open(NicConfig config) {
                      config.name.c_str(), config.name.size(), sizeof NicHeader::name - 1);
   }
   if (const char* spin = std::getenv("CLAN_SPIN_NS")) {
-    config.spin_budget = std::chrono::nanoseconds(std::strtoll(spin, nullptr, 10));
+    const ParsedValue v = parse_decimal(spin);
+    if (v.problem != ValueProblem::kNone || v.value > kMaxSpinNs) {
+      return set_error(Errc::kInvalidArgument, 0,
+                       "CLAN_SPIN_NS='%s' %s; it takes 0 to %llu nanoseconds, in decimal digits", spin,
+                       v.problem != ValueProblem::kNone ? describe(v.problem) : "is out of range",
+                       static_cast<unsigned long long>(kMaxSpinNs));
+    }
+    config.spin_budget = std::chrono::nanoseconds(v.value);
   }
   std::unique_ptr<Nic> nic(new Nic(std::move(config)));
   const NicConfig& c = nic->config_;

@@ -49,6 +49,9 @@ struct NicConfig {
   // ping-ponging sides both fall asleep on every exchange and stay there.
   std::chrono::nanoseconds spin_budget = std::chrono::microseconds(50);
 };
+// The longest spin budget accepted (CLAN_SPIN_NS, -ORBclanSpinNs): a spin of
+// more than a second is a mistake, not a tuning.
+constexpr uint64_t kMaxSpinNs = 1'000'000'000;
 
 // A peer NIC's control segment, mapped while some aperture into it is open.
 struct PeerNic {

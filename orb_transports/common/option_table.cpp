@@ -5,10 +5,16 @@
 #include <limits>
 #include <type_traits>
 
-#include "orb_transports/common/option_value.hpp"
+#include "clan_emul/decimal.hpp"
+#include "clan_emul/nic.hpp"
 
 namespace clanorb {
 namespace {
+
+using clan::describe;
+using clan::parse_decimal;
+using clan::ParsedValue;
+using clan::ValueProblem;
 
 template <auto Field>
 uint64_t get_field(const FabricOptions& o) {
@@ -26,7 +32,7 @@ constexpr uint64_t kGiB = uint64_t{1} << 30;
 // largest message (64 KiB) twice over, and a peer accepts rings up to 1 GiB.
 // otp's window is bounded by what its ring can hold of 9 KiB datagrams.
 constexpr std::array<OrbOptionSpec, 8> kTable{{
-    {"clanSpinNs", "giop:clan, giop:otp", "ns", 0, 1'000'000'000, false, nullptr,
+    {"clanSpinNs", "giop:clan, giop:otp", "ns", 0, clan::kMaxSpinNs, false, nullptr,
      "How long a call blocked on the fabric spins before it sleeps (at most 1 s).",
      get_field<&FabricOptions::spin_ns>, set_field<&FabricOptions::spin_ns>},
     {"clanRingBytes", "giop:clan, giop:via", "bytes", 256 * 1024, kGiB, true, nullptr,

@@ -16,7 +16,6 @@
 
 #include "orb/orb_fixture.hpp"
 #include "orb_transports/common/option_table.hpp"
-#include "orb_transports/common/option_value.hpp"
 
 extern char** environ;
 
@@ -146,31 +145,6 @@ void check_range_ends_accepted(Via via) {
 }
 
 }  // namespace
-
-TEST_CASE("clanorb option values are decimal digits and nothing else", "[orb][options]") {
-  using clanorb::ValueProblem;
-  const std::vector<std::pair<std::string, clanorb::ParsedValue>> cases{
-      {"0", {0, ValueProblem::kNone}},
-      {"007", {7, ValueProblem::kNone}},
-      {"18446744073709551615", {UINT64_MAX, ValueProblem::kNone}},
-      {"18446744073709551616", {0, ValueProblem::kTooLarge}},
-      {"99999999999999999999x", {0, ValueProblem::kNotDecimal}},
-      {"", {0, ValueProblem::kEmpty}},
-      {"-0", {0, ValueProblem::kNegative}},
-      {"+5", {0, ValueProblem::kNotDecimal}},
-      {" 5", {0, ValueProblem::kNotDecimal}},
-      {"5\n", {0, ValueProblem::kNotDecimal}},
-      {"0x10", {0, ValueProblem::kNotDecimal}},
-      {"1e3", {0, ValueProblem::kNotDecimal}},
-      {"1.5", {0, ValueProblem::kNotDecimal}},
-  };
-  for (const auto& [text, want] : cases) {
-    INFO("'" << text << "'");
-    const clanorb::ParsedValue got = clanorb::parse_decimal(text);
-    CHECK(got.problem == want.problem);
-    CHECK(got.value == want.value);
-  }
-}
 
 TEST_CASE("ORB_init refuses bad values of every clanorb option on the command line",
           "[orb][options]") {

@@ -1,8 +1,8 @@
-#include "orb_transports/common/option_value.hpp"
+#include "clan_emul/decimal.hpp"
 
 #include <limits>
 
-namespace clanorb {
+namespace clan {
 
 ParsedValue parse_decimal(std::string_view text) {
   if (text.empty()) return {0, ValueProblem::kEmpty};
@@ -31,4 +31,4 @@ const char* describe(ValueProblem problem) {
   return "is invalid";
 }
 
-}  // namespace clanorb
+}  // namespace clan
