@@ -12,11 +12,21 @@ set_target_properties(clanorb_otp PROPERTIES EXPORT_NAME otp)
 set_target_properties(clanorb_giop_via PROPERTIES EXPORT_NAME giop_via)
 set_target_properties(clanorb_transports PROPERTIES EXPORT_NAME transports)
 
-install(TARGETS clan_emul omnitransport clanorb_via
-                clanorb_glue clanorb_clan clanorb_otp clanorb_giop_via clanorb_transports
-  EXPORT clanorb-targets
+# The layers usable on their own can be linked by name (-lclanorb_via).
+set(CLANORB_LAYERS clan_emul omnitransport clanorb_via)
+install(TARGETS ${CLANORB_LAYERS} clanorb_transports EXPORT clanorb-targets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# The plugins cannot: linked by name they would come without their
+# registration anchors, link cleanly and lack the transports at run time. So
+# -lclanorb_clan finds nothing and the link fails: their archives live in
+# lib/clanorb/, and their shared libraries (in lib/, for the loader) have no
+# libclanorb_clan.so link-time name. clanorb::transports, libclanorb_transports
+# and clanorb.pc name them by their full file names.
+set(CLANORB_PLUGINS clanorb_clan clanorb_otp clanorb_giop_via clanorb_glue)
+install(TARGETS ${CLANORB_PLUGINS} EXPORT clanorb-targets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}/clanorb
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_SKIP)
 install(TARGETS clanorb_preload LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS clanorb_plugins LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/clanorb)
 install(FILES $<TARGET_OBJECTS:clanorb_anchors>
@@ -43,6 +53,24 @@ install(FILES ${PROJECT_BINARY_DIR}/clanorb-config.cmake ${PROJECT_BINARY_DIR}/c
 # pkg-config and plain -l users: the linker script names the plugin libraries
 # and the anchors object by paths relative to itself (GNU ld and gold look
 # there), so the prefix can move.
+set(CLANORB_LINKED_FILES)
+foreach(lib ${CLANORB_PLUGINS} ${CLANORB_LAYERS})
+  get_target_property(name ${lib} OUTPUT_NAME)
+  if(NOT name)
+    set(name ${lib})
+  endif()
+  if(CLANORB_SHARED)
+    set(file lib${name}.so)
+    if(lib IN_LIST CLANORB_PLUGINS)
+      string(APPEND file .${PROJECT_VERSION_MAJOR})
+    endif()
+  elseif(lib IN_LIST CLANORB_PLUGINS)
+    set(file clanorb/lib${name}.a)
+  else()
+    set(file lib${name}.a)
+  endif()
+  string(APPEND CLANORB_LINKED_FILES "\n  ${file}")
+endforeach()
 if(CLANORB_SHARED)
   set(CLANORB_LIB_SUFFIX ${CMAKE_SHARED_LIBRARY_SUFFIX})
 else()

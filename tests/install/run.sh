@@ -6,6 +6,8 @@
 # `pkg-config --cflags --libs clanorb`, and makes one call between two of its
 # processes. The server offers only giop:clan, and the client's trace must
 # show the connection over giop:clan: the call cannot have gone over tcp.
+# The pkg-config way also checks that a plugin library named on its own
+# (-lclanorb_clan) does not link.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 how=$2
@@ -52,6 +54,17 @@ build_with_pkg_config() {
   export LD_LIBRARY_PATH=$prefix/lib
 }
 
+# A plugin named on its own would come without its registration anchors: it
+# must not link at all rather than link and lack the transport at run time.
+check_plugin_not_linkable_by_name() {
+  local log=$work/by-name.log
+  if g++ -std=c++17 -I"$out" "$src/consumer.cpp" "$out/greeterSK.cc" -L"$prefix/lib" \
+      -lclanorb_clan $(pkg-config --libs omniORB4) -o "$out/by-name" >"$log" 2>&1; then
+    fail "-lclanorb_clan linked; it must fail to link"
+  fi
+  grep -q "cannot find -lclanorb_clan" "$log" || fail "-lclanorb_clan failed otherwise: $(cat "$log")"
+}
+
 call_over_clan() {
   mkfifo "$work/server.out"
   "$out/consumer" server -ORBendPoint giop:clan:: >"$work/server.out" &
@@ -69,7 +82,7 @@ call_over_clan() {
 
 case $how in
   find_package) build_with_find_package ;;
-  pkg-config) build_with_pkg_config ;;
+  pkg-config) build_with_pkg_config && check_plugin_not_linkable_by_name ;;
   *) fail "unknown way '$how' (find_package or pkg-config)" ;;
 esac
 call_over_clan
