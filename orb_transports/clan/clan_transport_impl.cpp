@@ -10,8 +10,10 @@ NodeTransportImpl<ClanEndpoint, ClanAddress> the_clan_transport("giop:clan", "cl
 }  // namespace
 }  // namespace clanorb
 
-// Referenced through clanorb::transports' link options, so that linkers that
-// drop unreferenced libraries (Debian's --as-needed) keep this one.
+// Referenced by the registration anchors object (orb_transports/anchors/)
+// that clanorb::transports and libclanorb_transports link into a program, so
+// that the linker keeps this object from an archive, and this library when it
+// is shared (Debian links with --as-needed).
 extern "C" {
 int clanorb_clan_anchor = 0;
 }

@@ -10,7 +10,7 @@ NodeTransportImpl<OtpEndpoint, OtpAddress> the_otp_transport("giop:otp", "otp", 
 }  // namespace
 }  // namespace clanorb
 
-// Referenced through clanorb::transports' link options (see giop:clan's).
+// Referenced by the registration anchors object (see giop:clan's).
 extern "C" {
 int clanorb_otp_anchor = 0;
 }

@@ -12,7 +12,7 @@ NodeTransportImpl<ViaEndpoint, ViaAddress> the_via_transport("giop:via", "via", 
 }  // namespace
 }  // namespace clanorb
 
-// Referenced through clanorb::transports' link options (see giop:clan's).
+// Referenced by the registration anchors object (see giop:clan's).
 extern "C" {
 int clanorb_via_anchor = 0;
 }
