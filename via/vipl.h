@@ -7,7 +7,7 @@
  * VipClan* / VIP_CLAN_*: the two extensions of paper 001 sect. 3.7 (deferred
  * sends, request splitting), the PIO/DMA switch, protection, a wake-up for
  * CQ waiters, and the allocator for memory that peers can write (see
- * via/README.md).
+ * via/DESIGN.md).
  *
  * Usable from C and C++. Every call returns a VIP_RETURN and never aborts:
  * a stale or foreign handle is VIP_INVALID_PARAMETER.
