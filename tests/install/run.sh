@@ -6,8 +6,8 @@
 # `pkg-config --cflags --libs clanorb`, and makes one call between two of its
 # processes. The server offers only giop:clan, and the client's trace must
 # show the connection over giop:clan: the call cannot have gone over tcp.
-# The pkg-config way also checks that a plugin library named on its own
-# (-lclanorb_clan) does not link.
+# Both ways also check that a plugin named on its own (-lclanorb_clan, or the
+# CMake target clanorb::clan) does not link.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 how=$2
@@ -65,6 +65,26 @@ check_plugin_not_linkable_by_name() {
   grep -q "cannot find -lclanorb_clan" "$log" || fail "-lclanorb_clan failed otherwise: $(cat "$log")"
 }
 
+# The same with CMake: a project linking the exported plugin target alone.
+check_plugin_target_alone_does_not_link() {
+  local alone=$work/alone log=$work/alone.log
+  mkdir -p "$alone"
+  cat >"$alone/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.25)
+project(plugin_alone CXX)
+find_package(clanorb REQUIRED)
+file(WRITE ${CMAKE_BINARY_DIR}/main.cpp "int main() { return 0; }\n")
+add_executable(plugin_alone ${CMAKE_BINARY_DIR}/main.cpp)
+target_link_libraries(plugin_alone PRIVATE clanorb::clan)
+CMAKE
+  cmake -S "$alone" -B "$alone/out" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON >"$log" 2>&1 || fail "configure of plugin_alone failed: $(cat "$log")"
+  if cmake --build "$alone/out" >>"$log" 2>&1; then
+    fail "a program linking clanorb::clan alone linked; it must fail to link"
+  fi
+  grep -q "clanorb_otp_anchor" "$log" || fail "clanorb::clan alone failed otherwise: $(cat "$log")"
+}
+
 call_over_clan() {
   mkfifo "$work/server.out"
   "$out/consumer" server -ORBendPoint giop:clan:: >"$work/server.out" &
@@ -73,7 +93,7 @@ call_over_clan() {
   exec 3<"$work/server.out"
   IFS= read -r -t 60 ior <&3 || fail "the server printed no IOR (it failed or hung)"
   [[ $ior == IOR:* ]] || fail "the server printed '$ior', not an IOR"
-  reply=$("$out/consumer" client "$ior" -ORBtraceLevel 25 2>&1) || fail "the call failed: $reply"
+  reply=$(timeout 60 "$out/consumer" client "$ior" -ORBtraceLevel 25 2>&1) || fail "the call failed: $reply"
   grep -q "reply: hello over clanorb" <<<"$reply" || fail "wrong reply: $reply"
   grep -q "Client opened connection to giop:clan:" <<<"$reply" ||
     fail "the call did not go over giop:clan: $reply"
@@ -81,7 +101,7 @@ call_over_clan() {
 }
 
 case $how in
-  find_package) build_with_find_package ;;
+  find_package) build_with_find_package && check_plugin_target_alone_does_not_link ;;
   pkg-config) build_with_pkg_config && check_plugin_not_linkable_by_name ;;
   *) fail "unknown way '$how' (find_package or pkg-config)" ;;
 esac
