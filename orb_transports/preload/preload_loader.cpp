@@ -11,6 +11,8 @@
 #include <dlfcn.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -29,12 +31,21 @@ bool program_has_clanorb() {
   return omni::giopTransportImpl::str2Transport("giop:clan::") != nullptr;
 }
 
-// The directory holding this library, with a trailing '/'.
-std::string own_directory() {
+// The directory holding this library, with a trailing '/', made absolute
+// before main runs: LD_PRELOAD may name the library by a relative path, and
+// the program may change its working directory before its first ORB_init.
+std::string& own_directory() {
+  static std::string dir;
+  return dir;
+}
+
+[[gnu::constructor]] void find_own_directory() {
   Dl_info info{};
-  if (!dladdr(reinterpret_cast<void*>(&own_directory), &info) || !info.dli_fname) return "";
-  std::string path = info.dli_fname;
-  return path.substr(0, path.rfind('/') + 1);
+  if (!dladdr(reinterpret_cast<void*>(&find_own_directory), &info) || !info.dli_fname) return;
+  char* full = realpath(info.dli_fname, nullptr);
+  std::string path = full ? full : info.dli_fname;
+  std::free(full);
+  own_directory() = path.substr(0, path.rfind('/') + 1);
 }
 
 void load_plugins() {
@@ -45,8 +56,18 @@ void load_plugins() {
     std::fprintf(stderr, "clanorb preload: cannot load %s: %s\n", path.c_str(), dlerror());
 }
 
-OrbInit real_orb_init() {
-  static OrbInit real = reinterpret_cast<OrbInit>(dlsym(RTLD_NEXT, kOrbInitSymbol));
+// omniORB's ORB_init, or null with `why` saying why it was not found.
+OrbInit real_orb_init(const char*& why) {
+  static const char* error = nullptr;
+  static OrbInit real = [] {
+    auto f = reinterpret_cast<OrbInit>(dlsym(RTLD_NEXT, kOrbInitSymbol));
+    if (!f) {
+      const char* e = dlerror();
+      error = e ? strdup(e) : "no such symbol";
+    }
+    return f;
+  }();
+  why = error;
   return real;
 }
 
@@ -56,10 +77,10 @@ CORBA::ORB_ptr CORBA::ORB_init(int& argc, char** argv, const char* orb_identifie
                                const char* options[][2]) {
   static std::once_flag loaded;
   std::call_once(loaded, load_plugins);
-  OrbInit real = real_orb_init();
+  const char* why = nullptr;
+  OrbInit real = real_orb_init(why);
   if (!real) {
-    std::fprintf(stderr, "clanorb preload: omniORB's %s not found: %s\n", kOrbInitSymbol,
-                 dlerror());
+    std::fprintf(stderr, "clanorb preload: omniORB's %s not found: %s\n", kOrbInitSymbol, why);
     throw CORBA::INITIALIZE(0, CORBA::COMPLETED_NO);
   }
   return real(argc, argv, orb_identifier, options);
