@@ -49,7 +49,8 @@ Result<std::unique_ptr<Nic>> Nic::open(NicConfig config) {
     return set_error(Errc::kInvalidArgument, 0, "NIC name '%s' is %zu characters; 1 to %zu allowed",
                      config.name.c_str(), config.name.size(), sizeof NicHeader::name - 1);
   }
-  if (const char* spin = std::getenv("CLAN_SPIN_NS")) {
+  // Empty is unset, as for CLAN_RUNTIME_DIR.
+  if (const char* spin = std::getenv("CLAN_SPIN_NS"); spin && *spin) {
     const ParsedValue v = parse_decimal(spin);
     if (v.problem != ValueProblem::kNone || v.value > kMaxSpinNs) {
       return set_error(Errc::kInvalidArgument, 0,

@@ -334,7 +334,9 @@ Errc Core::bind_router() {
   } catch (const zmq::error_t& ex) {
     router_.reset();
     ctx_.reset();
-    return set_error(Errc::kSystem, ex.num(), "cannot listen on the socket 'ipc://%s': ZeroMQ", sock_path_.c_str());
+    // zmq_strerror (what()) also knows ZeroMQ's own error numbers.
+    return set_error(Errc::kSystem, 0, "cannot listen on the socket 'ipc://%s': ZeroMQ: %s (errno %d)",
+                     sock_path_.c_str(), ex.what(), ex.num());
   }
   return Errc::kOk;
 }

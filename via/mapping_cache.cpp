@@ -1,5 +1,7 @@
 #include "via/mapping_cache.hpp"
 
+#include "clan_emul/error_detail.hpp"
+
 namespace via {
 
 clan::Result<std::shared_ptr<clan::Aperture>> MappingCache::get(clan::Nic& nic,
@@ -21,6 +23,7 @@ clan::Result<std::shared_ptr<clan::Aperture>> MappingCache::get(clan::Nic& nic,
     ++evictions_;
     ap = nic.import(c);
     if (!ap) return ap.error();
+    clan::clear_error();  // recovered: the full table's words must not name a later failure
   }
   auto shared = std::make_shared<clan::Aperture>(std::move(ap.value()));
   lru_.push_front(Entry{key, shared});

@@ -70,6 +70,15 @@ TEST_CASE("a NIC refuses a CLAN_SPIN_NS that is not 0 to 1 s in decimal digits",
     CHECK(why.find(std::string("CLAN_SPIN_NS='") + bad + "'") != std::string::npos);
     CHECK(why.find("0 to 1000000000 nanoseconds") != std::string::npos);
   }
+  {
+    SpinEnv empty("");  // unset, as an empty CLAN_RUNTIME_DIR is
+    clan::NicConfig nc;
+    nc.name = "spin-env";
+    nc.spin_budget = std::chrono::microseconds(7);
+    auto nic = clan::Nic::open(nc);
+    REQUIRE(nic);
+    CHECK(nic.value()->spin_budget() == std::chrono::microseconds(7));
+  }
   SpinEnv env("1000000000");
   clan::NicConfig nc;
   nc.name = "spin-env";
