@@ -15,7 +15,7 @@ namespace clanorb {
 giopActiveConnection* ClanAddress::Connect(const omni_time_t& deadline, CORBA::ULong,
                                            CORBA::Boolean& timed_out) const {
   timed_out = 0;
-  auto fabric = Fabric::get();
+  auto fabric = Fabric::get("giop:clan");
   if (!fabric) return nullptr;
   const clan::DmqConfig ring = clan_ring_config();
   // No deadline from omniORB: still bound the connect, as tcp's does.

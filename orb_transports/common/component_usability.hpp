@@ -11,8 +11,14 @@
 namespace clanorb {
 
 // The clan_emul runtime directory this process's nodes use (and look for
-// other nodes in): $CLAN_RUNTIME_DIR, else /tmp/clanorb-<uid>.
+// other nodes in): $CLAN_RUNTIME_DIR, else /tmp/clanorb-<uid>; canonical
+// once it exists.
 std::string this_runtime_dir();
+
+// Two spellings of one directory ("/tmp/x/." and "/tmp/x", a symlink) are
+// the same. A string comparison first: the other spelling comes from an IOR,
+// and a published directory is canonical, so stat is rarely needed.
+bool same_directory(const std::string& a, const std::string& b);
 
 // "" if usable; otherwise the reason, a phrase such as "its server runs on
 // another host (boot id ...)". `linked` says whether the component's transport

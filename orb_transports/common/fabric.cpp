@@ -18,12 +18,12 @@ FabricOptions& fabric_options() {
 static std::mutex fabric_mu;
 static std::shared_ptr<Fabric> the_fabric;
 
-std::shared_ptr<Fabric> Fabric::get(const std::string& node) {
+std::shared_ptr<Fabric> Fabric::get(const char* scheme, const std::string& node) {
   std::lock_guard lock(fabric_mu);
   if (the_fabric) {
     if (!node.empty() && node != the_fabric->node()) {
       omniORB::logger l;
-      l << "giop:clan: this process is already node '" << the_fabric->node().c_str()
+      l << scheme << ": this process is already node '" << the_fabric->node().c_str()
         << "'; cannot also be '" << node.c_str() << "'\n";
       return nullptr;
     }
@@ -36,7 +36,7 @@ std::shared_ptr<Fabric> Fabric::get(const std::string& node) {
   auto nic = clan::Nic::open(nc);
   if (!nic) {
     omniORB::logger l;
-    l << "giop:clan: cannot open the NIC of node '" << name.c_str()
+    l << scheme << ": cannot open the NIC of node '" << name.c_str()
       << "': " << clan::error_message(nic.error()).c_str() << "\n";
     return nullptr;
   }
@@ -45,7 +45,7 @@ std::shared_ptr<Fabric> Fabric::get(const std::string& node) {
   auto oob = clan::OobManager::start(oc);
   if (!oob) {
     omniORB::logger l;
-    l << "giop:clan: cannot start node '" << name.c_str()
+    l << scheme << ": cannot start node '" << name.c_str()
       << "': " << clan::error_message(oob.error()).c_str() << "\n";
     return nullptr;
   }

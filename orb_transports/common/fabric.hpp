@@ -34,9 +34,10 @@ FabricOptions& fabric_options();
 class Fabric {
  public:
   // The process's fabric, starting it under `node` (or the default name) if
-  // needed. Null, with a logged reason, if it cannot start, or if `node` is
+  // needed. Null, with a reason logged under `scheme` (the transport that
+  // asked: "giop:clan", "giop:otp"), if it cannot start, or if `node` is
   // given and differs from the running node's name.
-  static std::shared_ptr<Fabric> get(const std::string& node = "");
+  static std::shared_ptr<Fabric> get(const char* scheme, const std::string& node = "");
   // Drops the process's reference (called when the last ORB is destroyed).
   static void release();
 

@@ -43,7 +43,7 @@ void MonitoredEndpoint::release() {
 }
 
 std::string MonitoredEndpoint::open_listener() {
-  fabric_ = Fabric::get(node_);
+  fabric_ = Fabric::get(scheme_, node_);
   if (!fabric_) return "";
   // Port 0: the first free one on this node.
   for (uint32_t p = port_ ? port_ : 1; p <= 65535; ++p) {

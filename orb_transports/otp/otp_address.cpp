@@ -25,7 +25,7 @@ class OtpActiveConnection final : public giopActiveConnection, public OtpConnect
 giopActiveConnection* OtpAddress::Connect(const omni_time_t& deadline, CORBA::ULong,
                                           CORBA::Boolean& timed_out) const {
   timed_out = 0;
-  auto fabric = Fabric::get();
+  auto fabric = Fabric::get("giop:otp");
   if (!fabric) return nullptr;
   clan::Deadline d = deadline ? to_deadline(deadline) : clan::Deadline::after(std::chrono::seconds(30));
   auto link = clan::DatagramLink::connect(fabric->nic(), fabric->oob(), node_, port_, otp_link_config(), d);

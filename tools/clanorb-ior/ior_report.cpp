@@ -58,7 +58,7 @@ void print_other(const TaggedComponent& c, std::ostream& out) {
 std::string runtime_dir_line(const std::string& dir) {
   if (dir.empty()) return "(not given: not checked)";
   const std::string mine = this_runtime_dir();
-  return dir + (dir == mine ? "  (this process's)" : "  (this process uses " + mine + ")");
+  return dir + (same_directory(dir, mine) ? "  (this process's)" : "  (this process uses " + mine + ")");
 }
 
 // Returns false if the component is malformed.
