@@ -133,4 +133,26 @@ class Process {
   std::string buf_;
 };
 
+// How a program ended and everything it printed.
+struct Finished {
+  int code = -1;       // exit code, -1 if it did not finish in time
+  std::string output;  // stdout, and stderr if merged
+  bool has(const std::string& s) const { return output.find(s) != std::string::npos; }
+};
+
+// Reads what `p` prints until it closes its output, then waits for it.
+inline Finished collect(Process& p, std::chrono::milliseconds limit = std::chrono::seconds(30)) {
+  Finished f;
+  while (std::optional<std::string> line = p.read_line(limit)) f.output += *line + "\n";
+  f.code = p.wait(limit);
+  return f;
+}
+
+// Runs a program to its end (stderr merged into stdout) and collects it.
+inline Finished run_to_end(const std::string& path, const std::vector<std::string>& args,
+                           const std::vector<std::string>& env) {
+  Process p(path, args, /*merge_stderr=*/true, env);
+  return collect(p);
+}
+
 }  // namespace clan::orbtest

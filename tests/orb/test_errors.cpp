@@ -14,23 +14,14 @@ using namespace clan::orbtest;
 
 namespace {
 
-struct Outcome {
-  int code = -1;
-  std::string output;  // stdout and stderr
-  bool has(const std::string& s) const { return output.find(s) != std::string::npos; }
-};
-
 // Runs orb_test_peer server with `args` in the environment `env` (only that:
 // no omniORB settings of this process leak in) until it exits.
-Outcome run_server(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+Finished run_server(const std::vector<std::string>& args, const std::vector<std::string>& env) {
   std::vector<std::string> all{"server"};
   all.insert(all.end(), args.begin(), args.end());
   Process p(kPeerPath, all, /*merge_stderr=*/true, env);
   p.close_stdin();  // a server that did start stops at once
-  Outcome o;
-  while (std::optional<std::string> line = p.read_line()) o.output += *line + "\n";
-  o.code = p.wait();
-  return o;
+  return collect(p);
 }
 
 std::vector<std::string> runtime_env(const std::string& dir) { return {"CLAN_RUNTIME_DIR=" + dir}; }
@@ -51,7 +42,7 @@ TEST_CASE("a malformed endpoint is logged with what is wrong with it, at the def
   TempDir dir;
   for (const auto& [endpoint, reason] : cases) {
     INFO(endpoint);
-    const Outcome o = run_server({"-ORBendPoint", endpoint}, runtime_env(dir.path()));
+    const Finished o = run_server({"-ORBendPoint", endpoint}, runtime_env(dir.path()));
     INFO(o.output);
     CHECK(o.code != 0);
     const std::string scheme = endpoint.substr(0, endpoint.find(':', 5));
@@ -68,14 +59,14 @@ TEST_CASE("a runtime directory that cannot be made is named, with errno, for eve
   const std::string bad = file + "/x";
   for (const char* endpoint : {"giop:clan::", "giop:otp::"}) {
     INFO(endpoint);
-    const Outcome o = run_server({"-ORBendPoint", endpoint}, runtime_env(bad));
+    const Finished o = run_server({"-ORBendPoint", endpoint}, runtime_env(bad));
     INFO(o.output);
     CHECK(o.code != 0);
     // Logged under the transport that asked for the fabric.
     CHECK(o.has(std::string(endpoint, std::strlen(endpoint) - 2) + ": cannot start node 'orb"));
     CHECK(o.has("': cannot create the runtime directory '" + bad + "': mkdir: Not a directory (errno 20)"));
   }
-  const Outcome o = run_server({"-ORBendPoint", "giop:via::"}, runtime_env(bad));
+  const Finished o = run_server({"-ORBendPoint", "giop:via::"}, runtime_env(bad));
   INFO(o.output);
   CHECK(o.code != 0);
   CHECK(o.has("giop:via: cannot open VIA NIC 'via"));
@@ -87,7 +78,7 @@ TEST_CASE("a runtime directory that is a file is named, and is not called a syst
   TempDir dir;
   const std::string file = dir.path() + "/a-file";
   std::ofstream(file) << "not a directory\n";
-  const Outcome o = run_server({"-ORBendPoint", "giop:clan::"}, runtime_env(file));
+  const Finished o = run_server({"-ORBendPoint", "giop:clan::"}, runtime_env(file));
   INFO(o.output);
   CHECK(o.code != 0);
   CHECK(o.has("the runtime directory '" + file + "' exists and is not a directory"));
@@ -97,7 +88,7 @@ TEST_CASE("a runtime directory that is a file is named, and is not called a syst
 TEST_CASE("giop:via asking for the node name giop:clan holds in the same process names the clash",
           "[orb][errors]") {
   TempDir dir;
-  const Outcome o = run_server({"-ORBendPoint", "giop:clan:twice:", "-ORBendPoint", "giop:via:twice:"},
+  const Finished o = run_server({"-ORBendPoint", "giop:clan:twice:", "-ORBendPoint", "giop:via:twice:"},
                                runtime_env(dir.path()));
   INFO(o.output);
   CHECK(o.code != 0);
@@ -112,7 +103,7 @@ TEST_CASE("two processes asking for the same giop:via node name: the second name
   Process first(kPeerPath, {"server", "-ORBendPoint", "giop:via:shared:"}, /*merge_stderr=*/true,
                 runtime_env(dir.path()));
   REQUIRE(first.wait_for_line("ready"));
-  const Outcome o = run_server({"-ORBendPoint", "giop:via:shared:"}, runtime_env(dir.path()));
+  const Finished o = run_server({"-ORBendPoint", "giop:via:shared:"}, runtime_env(dir.path()));
   INFO(o.output);
   CHECK(o.code != 0);
   CHECK(o.has("giop:via: cannot open VIA NIC 'shared': VIP_ERROR_RESOURCE: node name 'shared' is in use by "

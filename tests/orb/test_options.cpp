@@ -36,12 +36,6 @@ const char* where(Via via) {
   return "";
 }
 
-struct Outcome {
-  int code = -1;
-  std::string output;  // stdout and stderr
-  bool has(const std::string& s) const { return output.find(s) != std::string::npos; }
-};
-
 // Our environment without omniORB settings (other tests in this process set
 // ORBotp* for their own ORB), plus `extra`.
 std::vector<std::string> clean_environment(const std::vector<std::string>& extra) {
@@ -58,7 +52,7 @@ using Settings = std::vector<std::pair<std::string, std::string>>;
 
 // Runs the test peer's client with `settings` given `via` one route, and
 // `args` on its command line; what it printed until it exited.
-Outcome run_client(Via via, const Settings& settings, std::vector<std::string> args = {}) {
+Finished run_client(Via via, const Settings& settings, std::vector<std::string> args = {}) {
   TempDir dir;
   std::vector<std::string> env;
   std::vector<std::string> argv{"client"};
@@ -73,16 +67,12 @@ Outcome run_client(Via via, const Settings& settings, std::vector<std::string> a
     env.push_back("OMNIORB_CONFIG=" + file);
   }
   argv.insert(argv.end(), args.begin(), args.end());
-  Process p(ORB_TEST_PEER, argv, /*merge_stderr=*/true, clean_environment(env));
-  Outcome o;
-  while (std::optional<std::string> line = p.read_line()) o.output += *line + "\n";
-  o.code = p.wait();
-  return o;
+  return run_to_end(ORB_TEST_PEER, argv, clean_environment(env));
 }
 
 // Runs as run_client, with omniORB printing its configuration once ORB_init
 // has finished (options read, every initialiser attached).
-Outcome run_and_dump(Via via, const Settings& settings, std::vector<std::string> args = {}) {
+Finished run_and_dump(Via via, const Settings& settings, std::vector<std::string> args = {}) {
   args.insert(args.end(), {"-ORBdumpConfiguration", "1"});
   return run_client(via, settings, args);
 }
@@ -120,7 +110,7 @@ void check_refusals(Via via) {
     for (const BadValue& bad : bad_values(spec)) {
       if (bad.blanks && via == Via::kConfigFile) continue;
       INFO(spec.key << " = '" << bad.text << "' (" << bad.kind << "), " << where(via));
-      const Outcome o = run_client(via, {{spec.key, bad.text}});
+      const Finished o = run_client(via, {{spec.key, bad.text}});
       INFO(o.output);
       CHECK(o.code == kClientUsage);
       CHECK(o.has("ORB_init: INITIALIZE"));
@@ -136,7 +126,7 @@ void check_range_ends_accepted(Via via) {
     for (uint64_t end : {spec.min, spec.max}) {
       const std::string value = std::to_string(end);
       INFO(spec.key << " = " << value << ", " << where(via));
-      const Outcome o = run_and_dump(via, {{spec.key, value}});
+      const Finished o = run_and_dump(via, {{spec.key, value}});
       INFO(o.output);
       CHECK_FALSE(o.has("Bad parameter"));
       CHECK(o.has(dumped(spec.key, value)));
@@ -169,7 +159,7 @@ TEST_CASE("clanorb options accept both ends of their ranges, from every source",
 
 TEST_CASE("ORB_init refuses loss and corruption that add up to more than every datagram",
           "[orb][options]") {
-  const Outcome o =
+  const Finished o =
       run_client(Via::kCommandLine, {{"otpLossPpm", "600000"}, {"otpCorruptPpm", "500000"}});
   INFO(o.output);
   CHECK(o.code == kClientUsage);
@@ -181,7 +171,7 @@ TEST_CASE("ORB_init refuses loss and corruption that add up to more than every d
 TEST_CASE("loss and corruption are judged by their final values, from any source",
           "[orb][options]") {
   SECTION("together exactly every datagram") {
-    const Outcome o =
+    const Finished o =
         run_and_dump(Via::kCommandLine, {{"otpLossPpm", "600000"}, {"otpCorruptPpm", "400000"}});
     INFO(o.output);
     CHECK(o.has(dumped("otpLossPpm", "600000")));
@@ -191,7 +181,7 @@ TEST_CASE("loss and corruption are judged by their final values, from any source
     // omniORB reads the file first, then the command line (otpCorruptPpm
     // before otpLossPpm): corruption alone must not be held against the
     // file's loss, which the command line then overrides.
-    const Outcome o = run_and_dump(Via::kConfigFile, {{"otpLossPpm", "900000"}},
+    const Finished o = run_and_dump(Via::kConfigFile, {{"otpLossPpm", "900000"}},
                                    {"-ORBotpLossPpm", "0", "-ORBotpCorruptPpm", "500000"});
     INFO(o.output);
     CHECK(o.has(dumped("otpLossPpm", "0")));
@@ -201,7 +191,7 @@ TEST_CASE("loss and corruption are judged by their final values, from any source
 
 TEST_CASE("without clanorb options, ORB_init holds the table's defaults", "[orb][options]") {
   const clanorb::FabricOptions defaults;
-  const Outcome o = run_and_dump(Via::kCommandLine, {});
+  const Finished o = run_and_dump(Via::kCommandLine, {});
   INFO(o.output);
   for (const OrbOptionSpec& spec : clanorb::orb_option_table())
     CHECK(o.has(dumped(spec.key, std::to_string(spec.get(defaults)))));

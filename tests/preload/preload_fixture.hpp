@@ -13,7 +13,9 @@
 
 namespace clan::preloadtest {
 
+using orbtest::Finished;
 using orbtest::Process;
+using orbtest::run_to_end;
 using namespace std::chrono_literals;
 
 inline const std::string kPreloadLib = CLANORB_PRELOAD_LIB;
@@ -45,20 +47,6 @@ inline std::string stock_program(const std::string& path, const char* package) {
             << " (scripts/setup.sh does)");
   REQUIRE(access(path.c_str(), X_OK) == 0);
   return path;
-}
-
-struct Finished {
-  int code;            // exit code, -1 if it did not finish in time
-  std::string output;  // stdout and stderr
-};
-
-// Runs a program to its end and collects everything it printed.
-inline Finished run_to_end(const std::string& path, const std::vector<std::string>& args,
-                           const std::vector<std::string>& env) {
-  Process p(path, args, /*merge_stderr=*/true, env);
-  std::string out;
-  while (auto line = p.read_line(30s)) out += *line + "\n";
-  return {p.wait(30s), out};
 }
 
 // A server's first stdout line if it is a stringified IOR, "" otherwise.
