@@ -1,6 +1,7 @@
 #include "orb_transports/clan/clan_endpoint.hpp"
 
 #include "clan_emul/dmq_connection.hpp"
+#include "clan_emul/error_detail.hpp"
 #include "orb_transports/clan/clan_connection.hpp"
 
 namespace clanorb {
@@ -20,7 +21,7 @@ omni::giopConnection* ClanEndpoint::accept_one(clan::OobRequest& request) {
     if (omniORB::trace(10)) {
       omniORB::logger l;
       l << "giop:clan: refused a connection from " << request.peer_node().c_str() << ": "
-        << clan::to_string(dmq.error()) << "\n";
+        << clan::error_message(dmq.error()).c_str() << "\n";
     }
     return nullptr;
   }

@@ -7,6 +7,7 @@
 #include <omniORB4/internal/objectAdapter.h>
 #include <omniORB4/omniURI.h>
 
+#include "clan_emul/error_detail.hpp"
 #include "orb_transports/common/monitored_connection.hpp"
 
 OMNI_USING_NAMESPACE(omni)
@@ -55,7 +56,8 @@ std::string MonitoredEndpoint::open_listener() {
     }
     if (l.error() != Errc::kAddressInUse || port_ != 0) {
       omniORB::logger log;
-      log << scheme_ << ": cannot listen on port " << p << ": " << clan::to_string(l.error()) << "\n";
+      log << scheme_ << ": cannot listen on port " << p << ": " << clan::error_message(l.error()).c_str()
+          << "\n";
       return "";
     }
   }
@@ -76,7 +78,9 @@ std::optional<MonitoredEndpoint::Acceptor> MonitoredEndpoint::next_request(clan:
 bool MonitoredEndpoint::open_events() {
   auto q = fabric_->nic().create_event_queue();
   if (!q) {
-    omniORB::logs(1, "clanorb: no event queue left on the NIC");
+    omniORB::logger l;
+    l << scheme_ << ": cannot make the endpoint's event queue: " << clan::error_message(q.error()).c_str()
+      << "\n";
     return false;
   }
   events_ = std::move(q.value());
@@ -97,7 +101,9 @@ CORBA::Boolean MonitoredEndpoint::Bind() {
   auto poke = add_source();
   auto accept = add_source();
   if (!poke || !accept) {
-    omniORB::logs(1, "clanorb: no event source left for an endpoint");
+    omniORB::logger l;
+    l << scheme_ << ": cannot add the endpoint's event sources: "
+      << clan::error_message(poke ? accept.error() : poke.error()).c_str() << "\n";
     return 0;
   }
   poke_source_ = poke.value();

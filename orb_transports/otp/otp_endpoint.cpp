@@ -1,5 +1,6 @@
 #include "orb_transports/otp/otp_endpoint.hpp"
 
+#include "clan_emul/error_detail.hpp"
 #include "orb_transports/otp/otp_connection.hpp"
 #include "orb_transports/otp/otp_link_config.hpp"
 
@@ -11,7 +12,7 @@ omni::giopConnection* OtpEndpoint::accept_one(clan::OobRequest& request) {
     if (omniORB::trace(10)) {
       omniORB::logger l;
       l << "giop:otp: refused a connection from " << request.peer_node().c_str() << ": "
-        << clan::to_string(link.error()) << "\n";
+        << clan::error_message(link.error()).c_str() << "\n";
     }
     return nullptr;
   }

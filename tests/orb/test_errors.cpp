@@ -111,3 +111,13 @@ TEST_CASE("two processes asking for the same giop:via node name: the second name
   first.close_stdin();
   CHECK(first.wait() == 0);
 }
+
+TEST_CASE("a port another endpoint of the node already has is named, with the transport that asked",
+          "[orb][errors]") {
+  TempDir dir;
+  const Finished o = run_server({"-ORBendPoint", "giop:clan:pp:5", "-ORBendPoint", "giop:otp:pp:5"},
+                                runtime_env(dir.path()));
+  INFO(o.output);
+  CHECK(o.code != 0);
+  CHECK(o.has("giop:otp: cannot listen on port 5: node 'pp' already listens on port 5"));
+}
