@@ -18,13 +18,17 @@
 //     calls must end in that CORBA system exception (e.g. TRANSIENT).
 //     --retry-connect: retry a refused connect (see Transport::
 //     small_listen_backlog). Exit codes in protocol.hpp.
+//
+//   TEST_PEER_CHDIR=DIR in the environment: chdir to DIR before ORB_init.
 #include <omniORB4/CORBA.h>
 #include <omniORB4/Naming.hh>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <mutex>
@@ -233,6 +237,12 @@ int run_client(CORBA::ORB_ptr orb, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A program that changes its working directory before ORB_init (as daemons
+  // do): the preload library must not depend on the one it started in.
+  if (const char* dir = std::getenv("TEST_PEER_CHDIR"); dir && ::chdir(dir) != 0) {
+    std::cerr << "orb_test_peer: chdir " << dir << ": " << std::strerror(errno) << "\n";
+    return kClientUsage;
+  }
   CORBA::ORB_var orb;
   try {
     orb = CORBA::ORB_init(argc, argv);  // removes the -ORB options it knows
