@@ -26,6 +26,16 @@ Finished run_server(const std::vector<std::string>& args, const std::vector<std:
 
 std::vector<std::string> runtime_env(const std::string& dir) { return {"CLAN_RUNTIME_DIR=" + dir}; }
 
+// The server refuses to start and its output holds `message`.
+Finished check_refused(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                       const std::string& message) {
+  Finished o = run_server(args, env);
+  INFO(o.output);
+  CHECK(o.code != 0);
+  CHECK(o.has(message));
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("a malformed endpoint is logged with what is wrong with it, at the default trace level",
@@ -78,23 +88,20 @@ TEST_CASE("a runtime directory that is a file is named, and is not called a syst
   TempDir dir;
   const std::string file = dir.path() + "/a-file";
   std::ofstream(file) << "not a directory\n";
-  const Finished o = run_server({"-ORBendPoint", "giop:clan::"}, runtime_env(file));
+  const Finished o = check_refused({"-ORBendPoint", "giop:clan::"}, runtime_env(file),
+                                   "the runtime directory '" + file + "' exists and is not a directory");
   INFO(o.output);
-  CHECK(o.code != 0);
-  CHECK(o.has("the runtime directory '" + file + "' exists and is not a directory"));
   CHECK_FALSE(o.has("system call failed"));
 }
 
 TEST_CASE("giop:via asking for the node name giop:clan holds in the same process names the clash",
           "[orb][errors]") {
   TempDir dir;
-  const Finished o = run_server({"-ORBendPoint", "giop:clan:twice:", "-ORBendPoint", "giop:via:twice:"},
-                               runtime_env(dir.path()));
-  INFO(o.output);
-  CHECK(o.code != 0);
-  CHECK(o.has("giop:via: cannot open VIA NIC 'twice': VIP_ERROR_RESOURCE: node name 'twice' is already "
-              "taken by this process (lock '" + dir.path() + "/twice.lock'); giop:via needs a node name "
-              "of its own"));
+  check_refused({"-ORBendPoint", "giop:clan:twice:", "-ORBendPoint", "giop:via:twice:"},
+                runtime_env(dir.path()),
+                "giop:via: cannot open VIA NIC 'twice': VIP_ERROR_RESOURCE: node name 'twice' is already "
+                "taken by this process (lock '" + dir.path() + "/twice.lock'); giop:via needs a node name "
+                "of its own");
 }
 
 TEST_CASE("two processes asking for the same giop:via node name: the second names the clash",
@@ -103,11 +110,9 @@ TEST_CASE("two processes asking for the same giop:via node name: the second name
   Process first(kPeerPath, {"server", "-ORBendPoint", "giop:via:shared:"}, /*merge_stderr=*/true,
                 runtime_env(dir.path()));
   REQUIRE(first.wait_for_line("ready"));
-  const Finished o = run_server({"-ORBendPoint", "giop:via:shared:"}, runtime_env(dir.path()));
-  INFO(o.output);
-  CHECK(o.code != 0);
-  CHECK(o.has("giop:via: cannot open VIA NIC 'shared': VIP_ERROR_RESOURCE: node name 'shared' is in use by "
-              "another process (lock '" + dir.path() + "/shared.lock' is held)"));
+  check_refused({"-ORBendPoint", "giop:via:shared:"}, runtime_env(dir.path()),
+                "giop:via: cannot open VIA NIC 'shared': VIP_ERROR_RESOURCE: node name 'shared' is in use by "
+                "another process (lock '" + dir.path() + "/shared.lock' is held)");
   first.close_stdin();
   CHECK(first.wait() == 0);
 }
@@ -115,9 +120,6 @@ TEST_CASE("two processes asking for the same giop:via node name: the second name
 TEST_CASE("a port another endpoint of the node already has is named, with the transport that asked",
           "[orb][errors]") {
   TempDir dir;
-  const Finished o = run_server({"-ORBendPoint", "giop:clan:pp:5", "-ORBendPoint", "giop:otp:pp:5"},
-                                runtime_env(dir.path()));
-  INFO(o.output);
-  CHECK(o.code != 0);
-  CHECK(o.has("giop:otp: cannot listen on port 5: node 'pp' already listens on port 5"));
+  check_refused({"-ORBendPoint", "giop:clan:pp:5", "-ORBendPoint", "giop:otp:pp:5"}, runtime_env(dir.path()),
+                "giop:otp: cannot listen on port 5: node 'pp' already listens on port 5");
 }
