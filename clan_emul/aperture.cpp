@@ -68,7 +68,9 @@ Errc Aperture::write(size_t offset, const void* src, size_t len) {
   if (offset > size_ || len > size_ - offset) return Errc::kOutOfRange;
   uint64_t s = slot_->state.load(std::memory_order_acquire);
   if (s != expect_state_) return state_error(s);
-  std::memcpy(base_ + offset, src, len);
+  // memcpy from a null source is undefined even for no bytes, and an empty
+  // message may well have no buffer.
+  if (len != 0) std::memcpy(base_ + offset, src, len);
   // Release: whoever sees a later write (or a firing) sees these bytes.
   std::atomic_thread_fence(std::memory_order_release);
   match_tripwires(offset, len);

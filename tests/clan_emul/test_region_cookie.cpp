@@ -47,6 +47,16 @@ TEST_CASE("pio write through an imported cookie lands in the exporter's memory",
   CHECK(w == 0x1122334455667788ULL);
 }
 
+TEST_CASE("a write of no bytes needs no buffer and writes nothing", "[region]") {
+  auto a = open_nic(), b = open_nic();
+  auto r = a->export_region(4096);
+  auto ap = b->import(r->cookie());
+  REQUIRE(ap.ok());
+  CHECK(ap->write(64, nullptr, 0) == Errc::kOk);
+  CHECK(ap->write(4096, nullptr, 0) == Errc::kOk);
+  CHECK(all_zero(r->data(), r->size()));
+}
+
 TEST_CASE("writes outside the aperture are rejected and write nothing", "[region]") {
   auto a = open_nic(), b = open_nic();
   auto r = a->export_region(4096);
