@@ -10,6 +10,7 @@ CLANORB_PACKAGES=(
   libboost-dev
   catch2
   python3-matplotlib
+  clang-14 libclang-rt-14-dev  # the fuzz targets (fuzz/): libFuzzer and its sanitizers
 )
 
 missing=()
