@@ -26,7 +26,7 @@
 #include "clan_emul/datagram_receiver.hpp"
 #include "clan_emul/datagram_sender.hpp"
 #include "fuzz/check.hpp"
-#include "fuzz/link_peer.hpp"
+#include "fuzz/fabric.hpp"
 
 namespace {
 

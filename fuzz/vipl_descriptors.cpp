@@ -27,7 +27,8 @@
 #include "clan_emul/oob_connection.hpp"
 #include "clan_emul/region.hpp"
 #include "fuzz/check.hpp"
-#include "fuzz/link_peer.hpp"
+#include "fuzz/fabric.hpp"
+#include "tests/via/via_test_util.hpp"
 #include "via/cookie_ring.hpp"
 #include "via/transfer_queue.hpp"
 #include "via/vipl.h"
@@ -48,22 +49,13 @@ uint16_t port_of(const std::string& disc) {  // as via/connect.cpp hashes it
   return static_cast<uint16_t>(h % 65535u + 1);
 }
 
-struct Address {
-  alignas(8) unsigned char bytes[VIP_CLAN_NET_ADDRESS_BYTES] = {};
-  VIP_NET_ADDRESS* get() { return reinterpret_cast<VIP_NET_ADDRESS*>(bytes); }
-  Address(const std::string& host, const std::string& disc) {
-    get()->HostAddressLen = static_cast<VIP_UINT16>(host.size());
-    get()->DiscriminatorLen = static_cast<VIP_UINT16>(disc.size());
-    std::memcpy(get()->HostAddress, host.data(), host.size());
-    std::memcpy(get()->HostAddress + host.size(), disc.data(), disc.size());
-  }
-};
+using via_test::Address;
 
 // The VIPL side: a NIC "srv" listening on discriminator "d0", a ptag, a
 // block of CLAN memory (descriptor slots, then buffers) and ordinary memory
 // registered too (good for sends, refused for receives).
 struct Server {
-  fuzz::Fabric fabric{"evil", "unused"};
+  fuzz::Fabric fabric{"evil"};  // its runtime directory is the VIPL NIC's too
   VIP_NIC_HANDLE nic = nullptr;
   VIP_PROTECTION_HANDLE ptag = nullptr;
   unsigned char* mem = nullptr;

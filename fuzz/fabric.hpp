@@ -1,8 +1,8 @@
 // The fuzz process's out-of-band fabric and NICs for targets that need a
-// connection: a private runtime directory, two connection managers ("raw",
-// the hostile side, and "link", the side under test, listening on port 7)
-// and two NICs, started once and shared by every input. Destroyed in
-// reverse order at exit, the directory last.
+// connection: a private runtime directory, the hostile side's connection
+// manager and NIC, and optionally a second pair for the side under test,
+// started once and shared by every input. Destroyed in reverse order at
+// exit, the directory last.
 #pragma once
 
 #include <stdlib.h>
@@ -32,12 +32,14 @@ struct Fabric {
   std::unique_ptr<clan::OobManager> raw, link;
   std::unique_ptr<clan::OobListener> listener;
 
-  Fabric(const char* raw_name, const char* link_name) {
+  // Without link_name, only the hostile side (the side under test brings its own).
+  explicit Fabric(const char* raw_name, const char* link_name = nullptr) {
     clan::NicConfig nc;
     nc.spin_budget = std::chrono::nanoseconds(0);
     raw_nic = std::move(clan::Nic::open(nc).value());
-    link_nic = std::move(clan::Nic::open(nc).value());
     raw = std::move(clan::OobManager::start(config(raw_name)).value());
+    if (!link_name) return;
+    link_nic = std::move(clan::Nic::open(nc).value());
     link = std::move(clan::OobManager::start(config(link_name)).value());
   }
   clan::OobConfig config(const char* node) const {
