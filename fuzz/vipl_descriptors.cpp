@@ -224,8 +224,8 @@ void peer_record(Peer& p, FuzzedDataProvider& in, uint64_t next_recv) {
   r.immediate = in.ConsumeIntegral<uint32_t>();
   r.flags = in.ConsumeIntegralInRange<uint32_t>(0, 8);
   r.status = in.ConsumeBool() ? 0 : in.ConsumeIntegral<uint32_t>();
-  FUZZ_CHECK(p.tq_tx->put(r) == Errc::kOk);
-  FUZZ_CHECK(p.tq_tx->publish_pio() == Errc::kOk);
+  // A VI that broke has let go of its rings: the writes fail, and that is all.
+  if (p.tq_tx->put(r) == Errc::kOk) (void)p.tq_tx->publish_pio();
 }
 
 struct Queue {
