@@ -8,9 +8,9 @@
 //
 // Why: a round trip here is a whole call, queueing at a busy server
 // included. With more calls outstanding than the server's CPUs can turn
-// round within a fixed RTO, every call timed out although nothing was lost:
-// its NACK, the resent reply and the acknowledgement of the duplicate were
-// more work for the very CPUs that were behind (see DESIGN.md).
+// round within a fixed RTO, a fixed RTO times out calls that are not lost,
+// and each one's NACK, the resent reply and the acknowledgement of the
+// duplicate are more work for the very CPUs that are behind (DESIGN.md).
 #pragma once
 
 #include <cstdint>
