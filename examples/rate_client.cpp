@@ -1,7 +1,11 @@
-// rate_client IOR --clients N --seconds S [--warmup S]
+// rate_client IOR --clients N --seconds S [--warmup S] [--wait-go]
 // Request rate (paper 000 Table 4): N threads, each with one outstanding
 // null echo at a time, in a loop. After --warmup seconds (default 0.5) the
-// completed calls are counted for --seconds. Prints one JSON line:
+// completed calls are counted for --seconds. With --wait-go, once every
+// thread's connection is open the program prints "ready" and waits for a
+// line on stdin before the warm-up starts: a runner starting several client
+// processes against one server lets them all connect, then starts them
+// together, so their counting windows coincide. Prints one JSON line:
 //   {"clients":N,"requests":..,"seconds":..,"requests_per_s":..,"sockets":..,"connect_retries":..}
 // omniORB opens one connection per concurrent call (oneCallPerConnection=1),
 // up to -ORBmaxGIOPConnectionPerServer, which this program raises to 64 unless
@@ -46,7 +50,7 @@ struct alignas(64) Counter {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* usage = "rate_client IOR --clients N --seconds S [--warmup S] [-ORB options]";
+  const char* usage = "rate_client IOR --clients N --seconds S [--warmup S] [--wait-go] [-ORB options]";
   return orbx::guarded_main("rate_client", usage, [&]() -> int {
     orbx::OrbArgs oa(argc, argv);
     oa.add_default("-ORBmaxGIOPConnectionPerServer", "64");
@@ -59,6 +63,7 @@ int main(int argc, char** argv) {
       uint64_t clients = args.take_u64("--clients", 1);
       double seconds = args.take_double("--seconds", 2);
       double warmup = args.take_double("--warmup", 0.5);
+      const bool wait_go = args.take_flag("--wait-go");
       std::string ior = args.positional("IOR");
       args.finish();
       if (clients == 0 || clients > 1000) throw orbx::UsageError("--clients must be 1 .. 1000");
@@ -90,6 +95,7 @@ int main(int argc, char** argv) {
           }
         }
       };
+      std::atomic<bool> go{!wait_go};
       std::vector<std::thread> threads;
       for (uint64_t t = 0; t < clients; ++t) {
         threads.emplace_back([&, t] {
@@ -100,6 +106,7 @@ int main(int argc, char** argv) {
               counters[t].calls.fetch_add(1, std::memory_order_relaxed);
             }
             connected.fetch_add(1);
+            while (!go.load() && !stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
             while (!stop.load(std::memory_order_relaxed)) {
               call();
               counters[t].calls.fetch_add(1, std::memory_order_relaxed);
@@ -116,6 +123,12 @@ int main(int argc, char** argv) {
         });
       }
       while (connected.load() < clients && !stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (wait_go && !stop.load()) {
+        std::cout << "ready" << std::endl;
+        std::string line;
+        if (!std::getline(std::cin, line)) stop.store(true);  // the runner went away: end quietly
+        go.store(true);
+      }
       auto sum = [&] {
         uint64_t s = 0;
         for (auto& c : counters) s += c.calls.load(std::memory_order_relaxed);

@@ -9,14 +9,20 @@
 
 namespace otp {
 
-Engine::Engine(Role role, EngineConfig config) : role_(role), cfg_(config) {
-  cfg_.mtu = std::clamp<size_t>(cfg_.mtu, kHeaderSize + 1, kMaxPacketSize);
+namespace {
+EngineConfig clamped(EngineConfig c) {
+  c.mtu = std::clamp<size_t>(c.mtu, kHeaderSize + 1, kMaxPacketSize);
   // The window of held buffers must stay within half the 8-bit sequence space.
-  cfg_.pool_buffers = std::clamp<size_t>(cfg_.pool_buffers, 1, 127);
-  if (cfg_.rto_ns == 0) cfg_.rto_ns = 1;
-  cfg_.rto_max_ns = std::max(cfg_.rto_max_ns, cfg_.rto_ns);
-  if (cfg_.max_retries < 0) cfg_.max_retries = 0;
+  c.pool_buffers = std::clamp<size_t>(c.pool_buffers, 1, 127);
+  if (c.rto_ns == 0) c.rto_ns = 1;
+  c.rto_max_ns = std::max(c.rto_max_ns, c.rto_ns);
+  if (c.max_retries < 0) c.max_retries = 0;
+  return c;
 }
+}  // namespace
+
+Engine::Engine(Role role, EngineConfig config)
+    : role_(role), cfg_(clamped(config)), rto_(cfg_.rto_ns, cfg_.rto_max_ns) {}
 
 Errc Engine::send(const void* data, size_t len, bool complete, bool exactly_once, uint64_t now_ns) {
   if (state_ == State::kZombie) return Errc::kZombie;
@@ -308,8 +314,12 @@ uint64_t backoff_ceiling(const EngineConfig& config) {
 }  // namespace
 
 uint64_t backoff_interval(const EngineConfig& config, uint32_t timeouts) {
+  return backoff_interval(config, config.rto_ns, timeouts);
+}
+
+uint64_t backoff_interval(const EngineConfig& config, uint64_t rto_ns, uint32_t timeouts) {
   const uint64_t cap = backoff_ceiling(config);
-  uint64_t t = std::max<uint64_t>(config.rto_ns, 1);
+  uint64_t t = std::max<uint64_t>(rto_ns, 1);
   for (uint32_t i = 1; i < timeouts && t < cap; ++i) t *= 2;
   return std::min(t, cap);
 }

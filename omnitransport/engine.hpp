@@ -19,19 +19,23 @@
 #include "omnitransport/error.hpp"
 #include "omnitransport/filter.hpp"
 #include "omnitransport/header.hpp"
+#include "omnitransport/rto_estimator.hpp"
 #include "omnitransport/state.hpp"
 
 namespace otp {
 
 struct EngineConfig {
   size_t mtu = 9180;                     // max packet incl. header; clamped to [kHeaderSize+1, kMaxPacketSize]
-  uint64_t rto_ns = 2'000'000;           // retransmission timeout
-  // Backoff ceiling. Consecutive timeouts without progress come after rto,
-  // rto, 2 rto, 4 rto ... up to this (at least rto_ns); progress brings the
-  // interval back to rto. A single loss is still repaired one rto after it;
-  // a peer that is slow rather than lossy (unscheduled on a busy host) draws
-  // a few NACKs or resent replies, not one per rto, each taking link credit
-  // and CPU from the peer it waits for.
+  // Retransmission timeout. The server's is this; the client's adapts to
+  // the round trips of its calls (rto_estimator.hpp) and this is its floor,
+  // so a client whose calls come back quickly repairs a loss one rto after it.
+  uint64_t rto_ns = 2'000'000;
+  // Backoff ceiling, and the client's adapted RTO's. Consecutive timeouts
+  // without progress come after rto, rto, 2 rto, 4 rto ... up to this (at
+  // least rto_ns); progress brings the interval back to rto. A peer that is
+  // slow rather than lossy (unscheduled on a busy host) draws a few NACKs or
+  // resent replies, not one per rto, each taking link credit and CPU from
+  // the peer it waits for.
   uint64_t rto_max_ns = 32'000'000;
   uint64_t ack_delay_ns = 10'000'000;    // client idle ack timer
   size_t pool_buffers = 64;              // unacked buffers a side may hold before it must RECLAIM; clamped to [1, 127]
@@ -39,8 +43,10 @@ struct EngineConfig {
 };
 
 // The interval before the next timeout after `timeouts` consecutive ones
-// without progress: rto, rto, 2 rto, 4 rto ... up to rto_max_ns.
+// without progress: rto, rto, 2 rto, 4 rto ... up to rto_max_ns. With
+// `rto_ns`, from that RTO (the client's adapted one) instead of config's.
 uint64_t backoff_interval(const EngineConfig& config, uint32_t timeouts);
+uint64_t backoff_interval(const EngineConfig& config, uint64_t rto_ns, uint32_t timeouts);
 // How many consecutive timeouts, with the backoff, take at least `ns`: for a
 // max_retries that gives up on a silent peer after about that long.
 int retries_lasting(const EngineConfig& config, uint64_t ns);
@@ -166,6 +172,9 @@ class Engine {
   std::optional<uint64_t> recovery_due() const;
   State state() const { return state_; }
   Role role() const { return role_; }
+  // The retransmission timeout a call started now would wait: the client's
+  // adapted one (at least config().rto_ns); the server's is config's.
+  uint64_t rto_ns() const { return rto_.rto_ns(); }
   Stats stats() const;
   const EngineConfig& config() const { return cfg_; }
   size_t max_payload() const { return cfg_.mtu - kHeaderSize; }
@@ -200,7 +209,7 @@ class Engine {
   void on_reclaim_ack(const Header& h, uint64_t now);
   bool no_progress(uint64_t now);  // counts a retry; true if the engine went zombie
   // The retransmission interval now (backoff_interval of backoff_).
-  uint64_t retx_interval() const { return backoff_interval(cfg_, backoff_); }
+  uint64_t retx_interval() const { return backoff_interval(cfg_, rto_.rto_ns(), backoff_); }
   // A timeout found no progress: the next interval doubles.
   void back_off() { backoff_ += backoff_ < kMaxBackoff ? 1 : 0; }
   // Data moved (a new call, a packet in sequence, buffers acknowledged).
@@ -216,6 +225,8 @@ class Engine {
   Errc client_send(const std::byte* data, size_t len, bool complete, bool eo, uint64_t now);
   void client_rx(const Header& h, Classified c, const std::byte* payload, size_t n, uint64_t now);
   void client_timer(uint64_t now);
+  // The first packet of the reply is in: the call's round trip, for the RTO.
+  void client_reply_started(uint64_t now);
 
   // Server machine (engine_server.cpp).
   Errc server_send(const std::byte* data, size_t len, bool complete, uint64_t now);
@@ -262,6 +273,13 @@ class Engine {
   static constexpr uint32_t kMaxBackoff = 20;
   uint32_t backoff_ = 0;  // timeouts since the last progress (interval doubling)
   std::optional<uint64_t> last_dup_response_;
+
+  // Client: the RTO, adapted to the calls' round trips; when the current
+  // call's request was complete, and whether a timeout came before its
+  // reply (its round trip is then not sampled).
+  RtoEstimator rto_;
+  uint64_t request_done_at_ = 0;
+  bool timed_out_in_call_ = false;
 
   // Client: last call whose reply was completely received (CALL_ACK target).
   std::optional<uint8_t> last_reply_call_;

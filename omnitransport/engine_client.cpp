@@ -12,6 +12,7 @@ Errc Engine::client_send(const std::byte* data, size_t len, bool complete, bool 
       tx_next_pkt_ = 0;
       tx_eo_ = eo;
       ack_due_.reset();
+      timed_out_in_call_ = false;
       progress();
       ++stats_.calls;
       if (eo) {
@@ -38,7 +39,8 @@ Errc Engine::client_send(const std::byte* data, size_t len, bool complete, bool 
   queue_chunk(data, len, complete, eo, now);
   if (eo) {
     state_ = complete ? State::kWaitingForReply : State::kRequestInProgress;
-    if (complete && !reclaim_outstanding_) retx_due_ = now + cfg_.rto_ns;
+    if (complete) request_done_at_ = now;
+    if (complete && !reclaim_outstanding_) retx_due_ = now + rto_.rto_ns();
   } else {
     state_ = complete ? State::kIdle : State::kOneWayInProgress;
   }
@@ -54,11 +56,13 @@ void Engine::client_rx(const Header& h, Classified c, const std::byte* payload, 
         return;
       }
       ack_all();  // any reply packet acknowledges the whole request
+      if (rx_.next_pkt == 0) client_reply_started(now);
       deliver(Delivery::kData, payload, n, h.type == PacketType::kComplete, true);
       ++rx_.next_pkt;
       nacked_.reset();
       progress();
       if (h.type == PacketType::kComplete) {  // (vi) reply complete -> idle
+        if (timed_out_in_call_) rto_.timed_out();  // the next call starts backed off (Karn)
         rx_.complete = true;
         state_ = State::kIdle;
         retx_due_.reset();
@@ -145,6 +149,7 @@ void Engine::client_timer(uint64_t now) {
   }
   if (retx_due_ && now >= *retx_due_) {
     ++stats_.timeouts;
+    timed_out_in_call_ = true;
     if (no_progress(now)) return;  // error (iii): retries exhausted -> kBad, zombie
     back_off();
     if (reclaim_outstanding_) {
@@ -159,6 +164,15 @@ void Engine::client_timer(uint64_t now) {
       retx_due_.reset();
     }
   }
+}
+
+// Karn: a reply that came after a timeout may answer the NACK rather than
+// the request, so its round trip is not sampled (the RTO doubles instead,
+// once the call is over). Round trips are measured to the reply's first
+// packet, which is what the retransmission timer waits for (a large reply's
+// transfer is not).
+void Engine::client_reply_started(uint64_t now) {
+  if (!timed_out_in_call_ && now >= request_done_at_) rto_.sample(now - request_done_at_);
 }
 
 }  // namespace otp

@@ -74,6 +74,7 @@ PROFILES = {
     "full": dict(
         echo_rounds=5, echo_calls=2000, echo_warmup=500,
         rate_clients=[1, 2, 4, 8, 16], rate_rounds=2, rate_seconds=2.0, rate_warmup=0.5,
+        rate_procs=[(16, 4)], rate_procs_rounds=3,
         ttcp_sizes=[64, 256, KiB, 4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, MiB], ttcp_total=10 * MiB,
         idle_seconds=1.0,
         loss_echo_calls=3000, loss_echo_batches=3, loss_echo_warmup=100,
@@ -82,6 +83,7 @@ PROFILES = {
     "quick": dict(
         echo_rounds=2, echo_calls=500, echo_warmup=100,
         rate_clients=[1, 4], rate_rounds=1, rate_seconds=0.5, rate_warmup=0.2,
+        rate_procs=[(16, 4)], rate_procs_rounds=1,
         ttcp_sizes=[64, 4 * KiB, 64 * KiB, MiB], ttcp_total=2 * MiB,
         idle_seconds=1.0,
         loss_echo_calls=500, loss_echo_batches=2, loss_echo_warmup=50,
@@ -115,6 +117,10 @@ def fmt_loss(ppm):
     return f"{ppm / 10000:g} %"
 
 SERVER_START_TIMEOUT = 15.0
+# Client processes of a multi-process rate run: each must have connected all
+# its threads within this time after it started (16 ORBs starting on 2 busy
+# cores take a few seconds).
+RATE_READY_TIMEOUT = 60.0
 SERVER_STOP_TIMEOUT = 10.0
 
 
@@ -211,6 +217,22 @@ class Children:
             except subprocess.TimeoutExpired:
                 pass
         self.procs.clear()
+
+
+def read_line(pipe, deadline):
+    """The next line of a child's stdout, stripped; '' at EOF or the deadline."""
+    fd, buf = pipe.fileno(), b""
+    while not buf.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        r, _, _ = select.select([fd], [], [], min(left, 0.2))
+        if r:
+            ch = os.read(fd, 1)  # byte by byte: nothing after the line is taken from the pipe
+            if not ch:
+                break
+            buf += ch
+    return buf.decode(errors="replace").strip()
 
 
 def tail(path, lines=20):
@@ -329,7 +351,7 @@ class Runner:
         self.failures = []       # {"what", "transport", "detail"}
         self.failed_transports = {}  # transport -> first failure text
         self.seq = 0
-        self.results = dict(echo={}, echo_rounds=[], zmq=None, rate=[], ttcp=[], idle=[], loss=[])
+        self.results = dict(echo={}, echo_rounds=[], zmq=None, rate=[], rate_procs=[], ttcp=[], idle=[], loss=[])
         self.loss_notes = []  # lines for the loss section (calls that failed, as measured)
         self.samples = []  # (transport, mode, round, us)
         self.loss_samples = []  # (loss_ppm, batch, us)
@@ -473,6 +495,72 @@ class Runner:
                 transport=t, mode=m, clients=n, requests=a["requests"], seconds=a["seconds"],
                 requests_per_s=a["requests"] / a["seconds"] if a["seconds"] else None,
                 requests_per_s_rounds=a["rounds"], sockets=a["sockets"], connect_retries=a["retries"]))
+
+    def rate_procs_once(self, server, procs, threads):
+        """One multi-process rate measurement: `procs` rate_client processes of
+        `threads` threads each, every one in a session of its own, started
+        together once all have connected (--wait-go) so that their counting
+        windows coincide. Returns the summed requests/s, or None on failure."""
+        p, t = self.p, server.transport
+        cmd = [self.exe("rate_client"), server.ior, "--clients", str(threads), "--seconds", str(p["rate_seconds"]),
+               "--warmup", str(p["rate_warmup"]), "--wait-go"]
+        errs = [tempfile.TemporaryFile() for _ in range(procs)]
+        clients = [self.children.popen(cmd, stdout=subprocess.PIPE, stderr=e, stdin=subprocess.PIPE) for e in errs]
+        what = f"request rate {procs} processes x {threads} threads"
+
+        def failed(detail):
+            for c in clients:
+                if c.poll() is None:
+                    os.killpg(c.pid, signal.SIGKILL)
+                c.wait()
+                self.children.forget(c)
+            self.fail(what, t, detail)
+            return None
+
+        deadline = time.monotonic() + RATE_READY_TIMEOUT
+        for c, e in zip(clients, errs):
+            line = read_line(c.stdout, deadline)
+            if line != "ready":
+                e.seek(0)
+                return failed(f"a client did not get ready ({line!r}): {e.read().decode(errors='replace')[-1000:]}")
+        for c in clients:
+            c.stdin.write(b"go\n")
+            c.stdin.flush()
+        total = 0.0
+        for c, e in zip(clients, errs):
+            try:
+                out, _ = c.communicate(timeout=60 + p["rate_warmup"] + p["rate_seconds"] * 2)
+            except subprocess.TimeoutExpired:
+                return failed("a client did not finish in time")
+            self.children.forget(c)
+            e.seek(0)
+            if c.returncode != 0:
+                return failed(f"exit status {c.returncode}: {e.read().decode(errors='replace').strip()[-1000:]}")
+            try:
+                total += json.loads(out.decode().strip().splitlines()[-1])["requests_per_s"]
+            except (ValueError, IndexError, KeyError):
+                return failed(f"no JSON on stdout: {out[:200]!r}")
+        return total
+
+    def run_rate_procs(self, servers):
+        """Many client processes against one server (the load of paper 000
+        Table 4, spread over processes as real clients are): transports and
+        modes alternated within each round."""
+        p = self.p
+        acc = {}
+        for r in range(p["rate_procs_rounds"]):
+            for procs, threads in p["rate_procs"]:
+                for m in MODES:
+                    for t in self.active(servers, m):
+                        log(f"[rate] round {r + 1}/{p['rate_procs_rounds']} {procs} processes x {threads} threads "
+                            f"{m} {t}")
+                        x = self.rate_procs_once(servers[(t, m)], procs, threads)
+                        if x is not None:
+                            acc.setdefault((t, m, procs, threads), []).append(x)
+        for (t, m, procs, threads), rounds in acc.items():
+            self.results["rate_procs"].append(dict(
+                transport=t, mode=m, procs=procs, threads=threads, clients=procs * threads,
+                requests_per_s=sum(rounds) / len(rounds), requests_per_s_rounds=rounds))
 
     # -- ttcp -----------------------------------------------------------------
     def run_ttcp(self):
@@ -719,6 +807,7 @@ class Runner:
         try:
             self.run_echo(servers)
             self.run_rate(servers)
+            self.run_rate_procs(servers)
         finally:
             self.stop_servers(servers)
         self.run_ttcp()
@@ -773,6 +862,12 @@ def compute_targets(r):
                 return x["requests_per_s"]
         return None
 
+    def rate_procs(t, m):
+        for x in r.results["rate_procs"]:
+            if x["transport"] == t and x["mode"] == m and x["clients"] == 64:
+                return x["requests_per_s"]
+        return None
+
     def ttcp(t, mode, size):
         for x in r.results["ttcp"]:
             if x["transport"] == t and x["mode"] == mode and x["size"] == size:
@@ -818,6 +913,12 @@ def compute_targets(r):
     add("null echo p50 otp >= 5x faster than tcp (thread per connection)", ["otp", "tcp"], x,
         f"tcp {fmt_num(tc)} us / otp {fmt_num(o)} us = {fmt_ratio(x)} (target >= 5x)" if x else "",
         x is not None and x >= 5)
+
+    for m, (mname, _) in MODES.items():
+        a, b = rate_procs("otp", m), rate_procs("tcp", m)
+        x = ratio(a, b)
+        add(f"request rate at 64 clients (16 processes x 4 threads) otp >= tcp ({mname}, same run)", ["otp", "tcp"], x,
+            f"otp {fmt_num(a)} / tcp {fmt_num(b)} req/s = {fmt_ratio(x)}" if x else "", x is not None and x >= 1)
 
     v, c = echo_p50("via"), echo_p50("clan")
     x = ratio(v, c)
@@ -971,6 +1072,30 @@ def markdown(r):
                                     else "socket counts differ from clients: " + ", ".join(conns))
                  + (f"; {retries} refused connects retried" if retries else "") + ".\n")
 
+    if res["rate_procs"]:
+        o.append("## Request rate from many client processes (requests/s)\n")
+        o.append(f"P client processes of T threads each against one server, every process in a session of its own, "
+                 f"one outstanding null echo per thread; the processes connect, then start together and count "
+                 f"{p['rate_seconds']} s after {p['rate_warmup']} s warm-up; {p['rate_procs_rounds']} rounds, the "
+                 f"transports alternated; mean of the rounds (each round's figure in brackets).\n")
+        rows = []
+        for procs, threads in p["rate_procs"]:
+            for mode, (mname, _) in MODES.items():
+                tcp = next((e for e in res["rate_procs"] if e["transport"] == "tcp" and e["mode"] == mode
+                            and e["procs"] == procs and e["threads"] == threads), None)
+                for t in r.transports:
+                    e = next((e for e in res["rate_procs"] if e["transport"] == t and e["mode"] == mode
+                              and e["procs"] == procs and e["threads"] == threads), None)
+                    if e is None:
+                        rows.append([f"{procs} x {threads}", mname, t, "failed" if t in r.failed_transports else "-",
+                                     "-", "-"])
+                        continue
+                    rows.append([f"{procs} x {threads}", mname, t, fmt_num(e["requests_per_s"]),
+                                 fmt_ratio(ratio(e["requests_per_s"], tcp and tcp["requests_per_s"])),
+                                 ", ".join(fmt_num(x) for x in e["requests_per_s_rounds"])])
+        o.append(md_table(["processes x threads", "server", "transport", "requests/s", "/ tcp", "rounds"], rows))
+        o.append("")
+
     for mode in TTCP_MODES:
         o.append(f"## ttcp: {TTCP_MODE_NAMES[mode]}, MB/s\n")
         o.append(f"{fmt_size(p['ttcp_total'])} per point (MB = 10^6 bytes), one client process per point, "
@@ -1056,6 +1181,10 @@ def write_outputs_impl(r):
               ["transport", "mode", "clients", "requests", "seconds", "requests_per_s", "connect_retries"],
               [[e["transport"], e["mode"], e["clients"], e["requests"], round(e["seconds"], 6),
                 e["requests_per_s"], e["connect_retries"]] for e in res["rate"]])
+    write_csv(os.path.join(out, "rate_procs.csv"),
+              ["transport", "mode", "processes", "threads", "requests_per_s", "requests_per_s_rounds"],
+              [[e["transport"], e["mode"], e["procs"], e["threads"], e["requests_per_s"],
+                " ".join(f"{x:.1f}" for x in e["requests_per_s_rounds"])] for e in res["rate_procs"]])
     write_csv(os.path.join(out, "ttcp.csv"), ["transport", "mode", "size", "bytes", "seconds", "mb_per_s"],
               [[e["transport"], e["mode"], e["size"], e["bytes"], e["seconds"], e["mb_per_s"]] for e in res["ttcp"]])
     write_csv(os.path.join(out, "idle.csv"),

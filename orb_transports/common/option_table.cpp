@@ -54,7 +54,8 @@ constexpr std::array<OrbOptionSpec, 8> kTable{{
      "Flow-control credits per direction (0: no flow control).",
      get_field<&FabricOptions::otp_window>, set_field<&FabricOptions::otp_window>},
     {"otpRtoUs", "giop:otp", "us", 1, 10'000'000, false, nullptr,
-     "Retransmission timeout (at most 10 s); repeated timeouts back off up to 16 times this.",
+     "Retransmission timeout (at most 10 s): the server's, and the floor of the client's, which follows "
+     "its calls' round trips; repeated timeouts back off up to 16 times this.",
      get_field<&FabricOptions::otp_rto_us>, set_field<&FabricOptions::otp_rto_us>},
 }};
 

@@ -481,11 +481,12 @@ void OtpConnection::on_timer_due() {
   flush(lock);
   // A client making calls, caught between two of them (its next timer is
   // the idle ack, far off): come back within an RTO and the grace anyway.
-  // Its next Send then finds a wake-up near enough for its RTO and does not
-  // have to wake this thread to bring ours forward (schedule_timer_locked).
+  // Its next Send then finds a wake-up near enough for its RTO (the engine's
+  // current one, which a busy server's slow replies have raised) and does
+  // not have to wake this thread to bring ours forward (schedule_timer_locked).
   if (engine_.role() == otp::Role::kClient && !ended_) {
     const uint64_t calls = engine_.stats().calls;
-    const uint64_t busy_wake = now + rto_ns_ + reader_grace_ns();
+    const uint64_t busy_wake = now + engine_.rto_ns() + reader_grace_ns();
     if (calls != calls_at_timer_ && (scheduled_ == 0 || scheduled_ > busy_wake)) {
       scheduled_ = busy_wake;
       OtpTimerService::instance().schedule(this, scheduled_);

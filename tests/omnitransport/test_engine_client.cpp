@@ -7,6 +7,7 @@
 namespace otp::test {
 
 namespace {
+constexpr uint64_t kUs = 1'000;
 constexpr uint64_t kMs = 1'000'000;
 EngineConfig small_cfg() {
   EngineConfig c;
@@ -298,6 +299,70 @@ TEST_CASE("client WaitingForReply on reply for a newer call counts it stray", "[
   CHECK(received(e).empty());
   CHECK(e.stats().stray == 1);
   CHECK(e.state() == State::kWaitingForReply);
+}
+
+namespace {
+// Makes `calls` exactly-once calls on `e` from `start`, each answered by a
+// one-packet reply `reply_after(i)` after its request; timers that fall due
+// before a reply run first (as a driver would). Returns when the last ended.
+template <class ReplyAfter>
+uint64_t make_calls(Engine& e, int calls, uint64_t start, ReplyAfter reply_after) {
+  uint64_t now = start;
+  for (int i = 0; i < calls; ++i) {
+    REQUIRE(e.send("x", 1, true, true, now) == Errc::kOk);
+    const uint64_t reply_at = now + reply_after(i);
+    while (e.next_timer() && *e.next_timer() < reply_at) e.on_timer(*e.next_timer());
+    feed(e, pkt(PacketType::kComplete, e.stats().calls & 0xff, 0, true, 1), reply_at);
+    REQUIRE(e.state() == State::kIdle);
+    received(e);
+    now = reply_at;
+  }
+  return now;
+}
+}  // namespace
+
+TEST_CASE("client whose replies come later than rto stops timing out: the RTO adapts to its round trips",
+          "[otp][client][rto]") {
+  // A busy server answers every call in 2.5 to 3.5 ms, later than the 2 ms
+  // rto, though nothing is lost. A fixed RTO would NACK every call (and the
+  // server resend every reply); the adapted one only the first.
+  EngineConfig c = small_cfg();
+  c.max_retries = 100;
+  Engine e(Role::kClient, c);
+  make_calls(e, 40, 0, [](int i) { return i % 2 ? 2500 * kUs : 3500 * kUs; });
+  sent(e);
+  CHECK(e.stats().timeouts == 1);
+  CHECK(e.stats().nacks_sent == 1);
+  CHECK(e.rto_ns() > 3500 * kUs);
+  CHECK(e.rto_ns() <= c.rto_max_ns);
+}
+
+TEST_CASE("client after slow calls, quick ones bring the RTO back: a lost reply is NACKed one rto after the request",
+          "[otp][client][rto]") {
+  EngineConfig c = small_cfg();
+  c.max_retries = 100;
+  Engine e(Role::kClient, c);
+  uint64_t now = make_calls(e, 20, 0, [](int) { return 5 * kMs; });
+  CHECK(e.rto_ns() > 5 * kMs);
+  now = make_calls(e, 60, now, [](int) { return 3 * kUs; });
+  CHECK(e.rto_ns() == 2 * kMs);
+  sent(e);
+  REQUIRE(e.send("x", 1, true, true, now) == Errc::kOk);  // its reply is lost
+  CHECK(e.next_timer() == now + 2 * kMs);
+  e.on_timer(now + 2 * kMs);
+  auto out = sent(e);
+  REQUIRE(out.size() == 2);
+  CHECK(out[1].type == PacketType::kNack);
+}
+
+TEST_CASE("client a call that needed a timeout: the next one starts from twice the RTO (Karn)", "[otp][client][rto]") {
+  EngineConfig c = small_cfg();
+  c.max_retries = 100;
+  Engine e(Role::kClient, c);
+  const uint64_t now = make_calls(e, 1, 0, [](int) { return 2500 * kUs; });  // NACKed at 2 ms, then answered
+  CHECK(e.stats().timeouts == 1);
+  REQUIRE(e.send("x", 1, true, true, now) == Errc::kOk);
+  CHECK(e.next_timer() == now + 4 * kMs);
 }
 
 }  // namespace otp::test
