@@ -226,7 +226,9 @@ void MonitoredEndpoint::log_refusal(const std::string& client, const std::string
 
 void MonitoredEndpoint::log_refusal(const std::string& client, Errc e) {
   std::string why = clan::error_message(e);
-  if (e == Errc::kNoResources) why += "; -ORBclanMaxConnections raises the NIC's limits";
+  // Without an errno it is one of the NIC's tables, not the system, that ran out.
+  if (e == Errc::kNoResources && clan::last_errno() == 0)
+    why += "; -ORBclanMaxConnections raises the NIC's limits";
   log_refusal(client, why);
 }
 
