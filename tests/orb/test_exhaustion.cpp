@@ -40,6 +40,7 @@ TEST_CASE("a server out of NIC room logs the refusal at the default trace level,
   const auto line = server.wait_for_log("refused a connection from");
   REQUIRE(line);
   CHECK_THAT(*line, Contains(scheme + ": " + scheme + ":exhaust-"));
+  CHECK_THAT(*line, Contains("refused a connection from orb" + std::to_string(refused->pid()) + ": "));
   CHECK_THAT(*line, Contains("no imported aperture left (4 in use, limit 4)"));
   CHECK_THAT(*line, Contains("-ORBclanMaxConnections raises the NIC's limits"));
   for (size_t i = 0; i < holders.size(); ++i) REQUIRE(server.release_one());
