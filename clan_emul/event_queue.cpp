@@ -2,8 +2,9 @@
 
 #include <utility>
 
-#include "clan_emul/spin_wait.hpp"
+#include "clan_emul/error_detail.hpp"
 #include "clan_emul/nic.hpp"
+#include "clan_emul/spin_wait.hpp"
 
 namespace clan {
 
@@ -25,7 +26,11 @@ EventQueue::~EventQueue() {
 
 Result<uint32_t> EventQueue::add_source(uint64_t user) {
   std::lock_guard lock(sources_->mu);
-  if (sources_->free.empty()) return Errc::kNoResources;
+  if (sources_->free.empty()) {
+    const auto limit = static_cast<unsigned>(sources_->live.size());
+    return set_error(Errc::kNoResources, 0, "NIC '%s': no source left on event queue %u (%u in use, limit %u)",
+                     nic_->config().name.c_str(), index_, limit, limit);
+  }
   uint32_t s = sources_->free.back();
   sources_->free.pop_back();
   sources_->user[s].store(user, std::memory_order_relaxed);

@@ -131,8 +131,8 @@ Result<Region> Nic::export_region(size_t bytes) {
   {
     std::lock_guard lock(mu_);
     if (free_regions_.empty()) {
-      return set_error(Errc::kNoResources, 0, "NIC '%s': all %u regions are in use", config_.name.c_str(),
-                       config_.max_regions);
+      return set_error(Errc::kNoResources, 0, "NIC '%s': no region left to export (%u in use, limit %u)",
+                       config_.name.c_str(), config_.max_regions, config_.max_regions);
     }
     index = free_regions_.back();
     free_regions_.pop_back();
@@ -183,7 +183,9 @@ Result<std::shared_ptr<PeerNic>> Nic::map_peer(const RdmaCookie& cookie) {
   auto seg = SharedMemory::open_peer(cookie.pid, cookie.nic_fd, nic_memfd_name(cookie.nic_id),
                                      sizeof(NicHeader));
   if (!seg) return seg.error() == Errc::kStaleCookie ? Errc::kForgedCookie : seg.error();
-  auto peer = std::make_shared<PeerNic>();
+  // Not shared until checked: a shared one dropped here, under mu_, would
+  // call forget_peer.
+  auto peer = std::make_unique<PeerNic>();
   peer->segment = std::move(seg.value());
   // Nothing in the header is trusted until checked against the real size.
   const NicHeader* h = reinterpret_cast<const NicHeader*>(peer->segment.data());
@@ -202,8 +204,24 @@ Result<std::shared_ptr<PeerNic>> Nic::map_peer(const RdmaCookie& cookie) {
                        h->max_tripwires,     h->max_event_queues, h->event_queue_capacity};
   peer->nic_id = cookie.nic_id;
   peer->pid = cookie.pid;
-  peers_[cookie.nic_id] = peer;
-  return peer;
+  std::shared_ptr<PeerNic> shared(peer.release(), [this](PeerNic* p) {
+    forget_peer(p->nic_id);
+    delete p;
+  });
+  peers_[cookie.nic_id] = shared;
+  return shared;
+}
+
+void Nic::forget_peer(uint64_t nic_id) {
+  std::lock_guard lock(mu_);
+  // Expired: no aperture maps the peer any longer. Otherwise a later import
+  // mapped the same peer afresh, and the entry is that mapping's.
+  if (auto it = peers_.find(nic_id); it != peers_.end() && it->second.expired()) peers_.erase(it);
+}
+
+size_t Nic::peers_mapped() const {
+  std::lock_guard lock(mu_);
+  return peers_.size();
 }
 
 static Errc cookie_state_error(uint64_t state, uint32_t generation) {
@@ -217,8 +235,8 @@ Result<Aperture> Nic::import(const RdmaCookie& cookie) {
   {
     std::lock_guard lock(mu_);
     if (imports_ >= config_.max_imports) {
-      return set_error(Errc::kNoResources, 0, "NIC '%s': all %u imports are in use", config_.name.c_str(),
-                       config_.max_imports);
+      return set_error(Errc::kNoResources, 0, "NIC '%s': no imported aperture left (%u in use, limit %u)",
+                       config_.name.c_str(), imports_, config_.max_imports);
     }
     auto p = map_peer(cookie);
     if (!p) return p.error();
@@ -286,8 +304,8 @@ Result<Tripwire> Nic::arm_tripwire(const Region& region, size_t offset, EventQue
   std::lock_guard lock(mu_);
   if (free_tripwires_.empty()) {
     if (queue) queue->remove_source(source);
-    return set_error(Errc::kNoResources, 0, "NIC '%s': all %u tripwires are in use", config_.name.c_str(),
-                     config_.max_tripwires);
+    return set_error(Errc::kNoResources, 0, "NIC '%s': no tripwire left (%u in use, limit %u)",
+                     config_.name.c_str(), config_.max_tripwires, config_.max_tripwires);
   }
   uint32_t index = free_tripwires_.back();
   free_tripwires_.pop_back();
@@ -338,8 +356,8 @@ Result<EventQueue> Nic::create_event_queue() {
   {
     std::lock_guard lock(mu_);
     if (free_queues_.empty()) {
-      return set_error(Errc::kNoResources, 0, "NIC '%s': all %u event queues are in use", config_.name.c_str(),
-                       config_.max_event_queues);
+      return set_error(Errc::kNoResources, 0, "NIC '%s': no event queue left (%u in use, limit %u)",
+                       config_.name.c_str(), config_.max_event_queues, config_.max_event_queues);
     }
     index = free_queues_.back();
     free_queues_.pop_back();

@@ -89,6 +89,8 @@ class Nic {
   uint32_t regions_in_use() const;
   uint32_t tripwires_in_use() const;
   uint32_t imports_in_use() const;
+  // Peer NICs whose control segment is mapped: those some aperture imports from.
+  size_t peers_mapped() const;
 
  private:
   friend class Region;
@@ -102,6 +104,9 @@ class Nic {
   void release_queue(uint32_t index);
   void release_import();  // one imported aperture fewer
   Result<std::shared_ptr<PeerNic>> map_peer(const RdmaCookie& cookie);
+  // When the last aperture into a peer NIC goes: its entry in peers_ goes too,
+  // so that peers long gone leave nothing behind.
+  void forget_peer(uint64_t nic_id);
   static std::string region_memfd_name(uint64_t nic_id, uint32_t index, uint32_t generation);
   const NicView& view() const { return view_; }
 
@@ -112,7 +117,7 @@ class Nic {
   mutable std::mutex mu_;  // guards the tables below; never taken on a data path
   std::vector<uint32_t> free_regions_, free_tripwires_, free_queues_;
   std::vector<uint32_t> region_generation_;
-  std::map<uint64_t, std::weak_ptr<PeerNic>> peers_;
+  std::map<uint64_t, std::weak_ptr<PeerNic>> peers_;  // mapped peer NICs, by id
   uint32_t imports_ = 0;
   std::unique_ptr<DmaEngine> dma_;
 };

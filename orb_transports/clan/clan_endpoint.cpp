@@ -16,13 +16,10 @@ clan::DmqConfig clan_ring_config() {
 }
 
 omni::giopConnection* ClanEndpoint::accept_one(clan::OobRequest& request) {
+  const std::string client = request.peer_node();  // accepting takes the request
   auto dmq = clan::DmqConnection::accept(fabric()->nic(), request, clan_ring_config());
   if (!dmq) {
-    if (omniORB::trace(10)) {
-      omniORB::logger l;
-      l << "giop:clan: refused a connection from " << request.peer_node().c_str() << ": "
-        << clan::error_message(dmq.error()).c_str() << "\n";
-    }
+    log_refusal(client, dmq.error());
     return nullptr;
   }
   std::string peer = "giop:clan:" + (*dmq)->oob().peer_node() + ":" + std::to_string((*dmq)->oob().id());

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <bit>
 #include <fstream>
 
 #include <omniORB4/CORBA.h>
@@ -13,6 +15,18 @@ namespace clanorb {
 FabricOptions& fabric_options() {
   static FabricOptions o;
   return o;
+}
+
+clan::NicConfig nic_config(const std::string& name, const FabricOptions& o) {
+  clan::NicConfig nc;
+  nc.name = name;
+  nc.spin_budget = std::chrono::nanoseconds(o.spin_ns);
+  const uint32_t two_each = 2 * o.max_connections;
+  nc.max_imports = two_each;
+  nc.max_regions = std::max(nc.max_regions, two_each);
+  nc.max_tripwires = std::max(nc.max_tripwires, two_each);
+  nc.event_queue_capacity = std::max(nc.event_queue_capacity, std::bit_ceil(o.max_connections + 2));
+  return nc;
 }
 
 static std::mutex fabric_mu;
@@ -30,10 +44,7 @@ std::shared_ptr<Fabric> Fabric::get(const char* scheme, const std::string& node)
     return the_fabric;
   }
   const std::string name = node.empty() ? "orb" + std::to_string(getpid()) : node;
-  clan::NicConfig nc;
-  nc.name = name;
-  nc.spin_budget = std::chrono::nanoseconds(fabric_options().spin_ns);
-  auto nic = clan::Nic::open(nc);
+  auto nic = clan::Nic::open(nic_config(name, fabric_options()));
   if (!nic) {
     omniORB::logger l;
     l << scheme << ": cannot open the NIC of node '" << name.c_str()

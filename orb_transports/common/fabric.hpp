@@ -28,8 +28,19 @@ struct FabricOptions {
   uint32_t otp_seed = 1;         // -ORBotpSeed: the fault model's seed
   uint32_t otp_window = 16;      // -ORBotpWindow: credits per direction (0 = no flow control)
   uint32_t otp_rto_us = 2000;    // -ORBotpRtoUs: retransmission timeout
+  // -ORBclanMaxConnections: connections the process's NIC has room for
+  // (giop:clan and giop:otp, both directions); see nic_config().
+  uint32_t max_connections = 128;
+  // -ORBclanMaxConnectionsPerClient: per client node and endpoint (0 = no limit).
+  uint32_t max_connections_per_client = 64;
 };
 FabricOptions& fabric_options();
+
+// The process's NIC sized for `max_connections` connections: each takes two
+// imported apertures (the peer's ring and its pointer word), two exported
+// regions and two tripwires, and a source on an event queue. Never smaller
+// than the NIC's defaults.
+clan::NicConfig nic_config(const std::string& name, const FabricOptions& o);
 
 class Fabric {
  public:

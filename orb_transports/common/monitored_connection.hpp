@@ -19,6 +19,7 @@
 #include <omniORB4/giopEndpoint.h>
 
 #include "clan_emul/deadline.hpp"
+#include "orb_transports/common/client_slots.hpp"
 
 namespace clan {
 class EventQueue;
@@ -41,6 +42,9 @@ class MonitoredConnection : public omni::giopConnection {
   // What claim_for_dispatch() would say, changing nothing.
   bool dispatchable() { return dispatchable(flags_.load(std::memory_order_acquire)); }
   std::atomic<int>& pins() { return pins_; }
+  // The connection's place among its client's (see ClientSlots), given back
+  // when the connection goes.
+  void hold(ClientSlots::Slot slot) { client_slot_ = std::move(slot); }
 
  protected:
   // `endpoint` is null for a client-side connection (never monitored).
@@ -74,6 +78,7 @@ class MonitoredConnection : public omni::giopConnection {
   // concurrent re-arm, leaving a connection selectable but deaf.
   std::mutex arm_mu_;
   std::atomic<int> pins_{0};  // monitor dispatches in progress
+  ClientSlots::Slot client_slot_;
 };
 
 }  // namespace clanorb

@@ -72,7 +72,7 @@ std::optional<MonitoredEndpoint::Acceptor> MonitoredEndpoint::next_request(clan:
   }
   // Shared so the Acceptor is copyable; dropping it unused refuses the request.
   auto request = std::make_shared<clan::OobRequest>(std::move(r.value()));
-  return Acceptor([this, request] { return accept_one(*request); });
+  return Acceptor{request->peer_node(), [this, request] { return accept_one(*request); }};
 }
 
 bool MonitoredEndpoint::open_events() {
@@ -108,6 +108,7 @@ CORBA::Boolean MonitoredEndpoint::Bind() {
   }
   poke_source_ = poke.value();
   accept_source_ = accept.value();
+  clients_ = ClientSlots::create(fabric_options().max_connections_per_client);
   address_ = std::string(scheme_) + ":" + node + ":" + std::to_string(port_);
   addresses_.length(1);
   addresses_[0] = address_.c_str();
@@ -175,7 +176,7 @@ giopConnection* MonitoredEndpoint::AcceptAndMonitor(giopConnection::notifyReadab
         pending_.pop_front();
         if (!pending_.empty()) signal(accept_source_);
       }
-      if (giopConnection* c = accept()) return c;
+      if (giopConnection* c = admit(accept)) return c;
     }
     // The sweep runs on a clock of its own: a lost event on one connection
     // must not wait for the others to fall quiet.
@@ -197,6 +198,38 @@ giopConnection* MonitoredEndpoint::AcceptAndMonitor(giopConnection::notifyReadab
     if (!source || *source == poke_source_ || *source == accept_source_) continue;
     dispatch(*source);
   }
+}
+
+giopConnection* MonitoredEndpoint::admit(Acceptor& request) {
+  std::optional<ClientSlots::Slot> slot = clients_->take(request.client);
+  if (!slot) {
+    const std::string cap = std::to_string(clients_->cap());
+    log_refusal(request.client, "it has " + cap +
+                                    " connections to this endpoint, the most one client may have "
+                                    "(-ORBclanMaxConnectionsPerClient " + cap + ")");
+    return nullptr;
+  }
+  giopConnection* c = request.accept();
+  if (auto* m = dynamic_cast<MonitoredConnection*>(c)) m->hold(std::move(*slot));
+  return c;
+}
+
+void MonitoredEndpoint::log_refusal(const std::string& client, const std::string& why) {
+  const std::optional<uint64_t> held_back = refusals_.admit(clan::Clock::now());
+  if (!held_back || !omniORB::trace(1)) return;
+  omniORB::logger l;
+  l << scheme_ << ": " << address_.c_str() << " refused a connection from " << client.c_str() << ": "
+    << why.c_str();
+  if (*held_back) l << " (and " << *held_back << " more refused connections not logged)";
+  l << "\n";
+}
+
+void MonitoredEndpoint::log_refusal(const std::string& client, Errc e) {
+  std::string why = clan::error_message(e);
+  // Without an errno it is one of the NIC's tables, not the system, that ran out.
+  if (e == Errc::kNoResources && clan::last_errno() == 0)
+    why += "; -ORBclanMaxConnections raises the NIC's limits";
+  log_refusal(client, why);
 }
 
 void MonitoredEndpoint::sweep() {

@@ -9,6 +9,11 @@
 // A transport derives from it and makes its connections in accept_one().
 // A transport with its own connection manager and completion mechanism
 // (giop:via) overrides the listener and event hooks instead.
+//
+// Refused connect requests are logged at omniORB's default trace level, at
+// most one line a second with a count of those not logged; a client (a peer
+// node) with -ORBclanMaxConnectionsPerClient connections to the endpoint
+// already is refused before its request is looked at.
 #pragma once
 
 #include <atomic>
@@ -27,7 +32,9 @@
 
 #include "clan_emul/event_queue.hpp"
 #include "clan_emul/oob_listener.hpp"
+#include "orb_transports/common/client_slots.hpp"
 #include "orb_transports/common/fabric.hpp"
+#include "orb_transports/common/log_limiter.hpp"
 
 namespace clanorb {
 
@@ -67,9 +74,14 @@ class MonitoredEndpoint : public omni::giopEndpoint {
   virtual void signal(uint32_t source) { events_.notify(source); }
 
  protected:
-  // Makes a connection when a connect request is accepted (null: refused,
-  // the reason logged).
-  using Acceptor = std::function<omni::giopConnection*()>;
+  // A connect request: the client that sent it (its node name) and what
+  // makes its connection (null: refused, the reason logged). Dropping it
+  // unused refuses the request. Empty: no request.
+  struct Acceptor {
+    std::string client;
+    std::function<omni::giopConnection*()> accept;
+    explicit operator bool() const { return static_cast<bool>(accept); }
+  };
 
   ~MonitoredEndpoint() override;
   // Sets up the transport's connection for an accepted OOB request; null
@@ -91,11 +103,20 @@ class MonitoredEndpoint : public omni::giopEndpoint {
   // nullopt: look at nothing.
   virtual std::optional<uint32_t> next_event(clan::Deadline deadline);
 
+  // Logs that a connection from `client` was refused and why, rate-limited.
+  void log_refusal(const std::string& client, const std::string& why);
+  // The same for a fabric failure `e`, in the fabric's words, naming the
+  // option that raises the NIC's limits when one ran out.
+  void log_refusal(const std::string& client, clan::Errc e);
+
   std::string node_;
   uint16_t port_;
 
  private:
   void accept_loop();
+  // Accepts `request` if its client is within its cap: the connection, or
+  // null (refused).
+  omni::giopConnection* admit(Acceptor& request);
   // Hands the connection of `source` to omniORB if it is armed and readable;
   // true if it did.
   bool dispatch(uint32_t source);
@@ -116,6 +137,8 @@ class MonitoredEndpoint : public omni::giopEndpoint {
   std::thread acceptor_;
   std::mutex pending_mu_;
   std::deque<Acceptor> pending_;
+  std::shared_ptr<ClientSlots> clients_;  // made by Bind(), from the options
+  LogLimiter refusals_{std::chrono::seconds(1)};
 
   std::mutex registry_mu_;
   std::unordered_map<uint32_t, MonitoredConnection*> connections_;

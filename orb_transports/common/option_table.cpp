@@ -26,12 +26,16 @@ void set_field(FabricOptions& o, uint64_t v) {
 }
 
 constexpr uint64_t kGiB = uint64_t{1} << 30;
+// The NIC's tables grow with it (two regions, two tripwires and an event
+// source a connection); 65536 connections make them a few MiB.
+constexpr uint64_t kMaxConnections = 65536;
+static_assert(2 * kMaxConnections <= clan::kMaxRegionsLimit);
 
 // The bounds are what is sane, not what the field holds: a spin beyond a
 // second, or a timeout beyond ten, is a mistake. A ring must hold giop:clan's
 // largest message (64 KiB) twice over, and a peer accepts rings up to 1 GiB.
 // otp's window is bounded by what its ring can hold of 9 KiB datagrams.
-constexpr std::array<OrbOptionSpec, 8> kTable{{
+constexpr std::array<OrbOptionSpec, 10> kTable{{
     {"clanSpinNs", "giop:clan, giop:otp", "ns", 0, clan::kMaxSpinNs, false, nullptr,
      "How long a call blocked on the fabric spins before it sleeps (at most 1 s).",
      get_field<&FabricOptions::spin_ns>, set_field<&FabricOptions::spin_ns>},
@@ -57,6 +61,16 @@ constexpr std::array<OrbOptionSpec, 8> kTable{{
      "Retransmission timeout (at most 10 s): the server's, and the floor of the client's, which follows "
      "its calls' round trips; repeated timeouts back off up to 16 times this.",
      get_field<&FabricOptions::otp_rto_us>, set_field<&FabricOptions::otp_rto_us>},
+    {"clanMaxConnections", "giop:clan, giop:otp", "connections", 1, kMaxConnections, false, nullptr,
+     "Connections the process's NIC has room for, giop:clan and giop:otp, in and out together; "
+     "a server out of room refuses new ones and logs it.",
+     get_field<&FabricOptions::max_connections>, set_field<&FabricOptions::max_connections>},
+    {"clanMaxConnectionsPerClient", "giop:clan, giop:otp, giop:via", "connections", 0, 65535, false,
+     nullptr,
+     "Connections one client (one node) may have to a server endpoint; more are refused and logged "
+     "(0: no limit).",
+     get_field<&FabricOptions::max_connections_per_client>,
+     set_field<&FabricOptions::max_connections_per_client>},
 }};
 
 // omniORB's -ORBdumpConfiguration prints every value as a CORBA::ULong.

@@ -7,13 +7,10 @@
 namespace clanorb {
 
 omni::giopConnection* OtpEndpoint::accept_one(clan::OobRequest& request) {
+  const std::string client = request.peer_node();  // accepting takes the request
   auto link = clan::DatagramLink::accept(fabric()->nic(), request, otp_link_config());
   if (!link) {
-    if (omniORB::trace(10)) {
-      omniORB::logger l;
-      l << "giop:otp: refused a connection from " << request.peer_node().c_str() << ": "
-        << clan::error_message(link.error()).c_str() << "\n";
-    }
+    log_refusal(client, link.error());
     return nullptr;
   }
   std::string peer = "giop:otp:" + (*link)->oob().peer_node() + ":" + std::to_string((*link)->oob().id());

@@ -86,7 +86,8 @@ std::optional<MonitoredEndpoint::Acceptor> ViaEndpoint::next_request(clan::Deadl
   }
   auto pending = std::make_shared<PendingRequest>(request);
   std::string peer = "giop:via:" + remote.host();
-  return Acceptor([this, pending, peer] { return accept(std::exchange(pending->handle, nullptr), peer); });
+  return Acceptor{remote.host(),
+                  [this, pending, peer] { return accept(std::exchange(pending->handle, nullptr), peer); }};
 }
 
 giopConnection* ViaEndpoint::accept(VIP_CONN_HANDLE request, const std::string& peer) {
@@ -96,11 +97,7 @@ giopConnection* ViaEndpoint::accept(VIP_CONN_HANDLE request, const std::string& 
   VIP_RETURN r = opened ? VipConnectAccept(request, c->vi()) : VipConnectReject(request);
   if (opened && r == VIP_SUCCESS && !c->post_receives()) return nullptr;
   if (!opened || r != VIP_SUCCESS) {
-    if (omniORB::trace(10)) {
-      omniORB::logger l;
-      l << "giop:via: refused a connection from " << peer.c_str() << ": "
-        << (opened ? via_failure(r).c_str() : "no resources") << "\n";
-    }
+    log_refusal(peer, opened ? via_failure(r) : "cannot set up the connection (logged above)");
     return nullptr;
   }
   c->set_addresses(address(), peer);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "clan_emul/aperture.hpp"
+#include "clan_emul/error_detail.hpp"
 #include "clan_emul/event_queue.hpp"
 #include "clan_emul/nic.hpp"
 #include "clan_emul/region.hpp"
@@ -39,6 +40,8 @@ TEST_CASE("every source of a full queue fires repeatedly without overflow", "[ev
   std::vector<uint32_t> sources;
   for (uint32_t i = 0; i < 256; ++i) sources.push_back(q.add_source(i).value());
   CHECK(q.add_source(999).error() == Errc::kNoResources);
+  CHECK_THAT(error_message(Errc::kNoResources), Catch::Contains("no source left on event queue"));
+  CHECK_THAT(error_message(Errc::kNoResources), Catch::Contains("(256 in use, limit 256)"));
   for (int round = 0; round < 5; ++round) {
     for (uint32_t s : sources) q.notify(s);
     for (uint32_t s : sources) q.notify(s);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "clan_emul/aperture.hpp"
+#include "clan_emul/error_detail.hpp"
 #include "clan_emul/nic.hpp"
 #include "clan_emul/region.hpp"
 #include "clan_emul/shared_memory.hpp"
@@ -203,12 +204,15 @@ TEST_CASE("running out of regions, imports or tripwires is a clear error", "[reg
     regions.push_back(std::move(r.value()));
   }
   CHECK(a->export_region(4096).error() == Errc::kNoResources);
+  CHECK_THAT(error_message(Errc::kNoResources), Catch::Contains("no region left to export (3 in use, limit 3)"));
   CHECK(a->regions_in_use() == 3);
 
   auto i1 = b->import(regions[0].cookie());
   auto i2 = b->import(regions[1].cookie());
   REQUIRE((i1.ok() && i2.ok()));
   CHECK(b->import(regions[2].cookie()).error() == Errc::kNoResources);
+  CHECK_THAT(error_message(Errc::kNoResources),
+             Catch::Contains("no imported aperture left (2 in use, limit 2)"));
   i1->reset();
   CHECK(b->import(regions[2].cookie()).ok());
 
@@ -216,12 +220,46 @@ TEST_CASE("running out of regions, imports or tripwires is a clear error", "[reg
   auto t2 = a->arm_tripwire(regions[0], 8);
   REQUIRE((t1.ok() && t2.ok()));
   CHECK(a->arm_tripwire(regions[1], 0).error() == Errc::kNoResources);
+  CHECK_THAT(error_message(Errc::kNoResources), Catch::Contains("no tripwire left (2 in use, limit 2)"));
   CHECK(a->tripwires_in_use() == 2);
   t1->reset();
   CHECK(a->arm_tripwire(regions[1], 0).ok());
 
   regions.pop_back();
   CHECK(a->export_region(4096).ok());
+}
+
+// A long-lived server imports from every client it ever served: what it
+// keeps of a peer NIC must go with the last aperture into it.
+TEST_CASE("a peer NIC is forgotten once no aperture imports from it", "[region][resources]") {
+  auto server = open_nic();
+  REQUIRE(server->peers_mapped() == 0);
+  for (int round = 0; round < 3; ++round) {
+    auto client = open_nic();
+    auto r1 = client->export_region(4096);
+    auto r2 = client->export_region(4096);
+    REQUIRE((r1.ok() && r2.ok()));
+    auto a1 = server->import(r1->cookie());
+    auto a2 = server->import(r2->cookie());
+    REQUIRE((a1.ok() && a2.ok()));
+    CHECK(server->peers_mapped() == 1);
+    a1->reset();
+    CHECK(server->peers_mapped() == 1);  // a2 still maps it
+    auto again = server->import(r1->cookie());
+    REQUIRE(again.ok());
+    CHECK(server->peers_mapped() == 1);
+    a2->reset();
+    again->reset();
+    CHECK(server->peers_mapped() == 0);
+  }
+  // A refused import keeps nothing either.
+  auto client = open_nic();
+  auto r = client->export_region(4096);
+  REQUIRE(r.ok());
+  RdmaCookie forged = r->cookie();
+  forged.secret[0] ^= 1;
+  CHECK(server->import(forged).error() == Errc::kForgedCookie);
+  CHECK(server->peers_mapped() == 0);
 }
 
 TEST_CASE("invalid NIC configurations are refused", "[region][resources]") {

@@ -75,7 +75,10 @@ inline std::string replace_all(std::string s, const std::string& from, const std
 
 class Server {
  public:
-  Server(const Transport& t, Threading mode, std::vector<std::string> extra = {}) {
+  // `merge_stderr`: the server's log comes through its stdout too, for
+  // wait_for_log().
+  Server(const Transport& t, Threading mode, std::vector<std::string> extra = {},
+         bool merge_stderr = false) {
     std::vector<std::string> args{"server"};
     for (const auto& ep : t.server_endpoints) {
       args.push_back("-ORBendPoint");
@@ -83,7 +86,7 @@ class Server {
     }
     for (auto& a : server_orb_args(mode)) args.push_back(a);
     for (auto& a : extra) args.push_back(a);
-    proc_ = std::make_unique<Process>(kPeerPath, args);
+    proc_ = std::make_unique<Process>(kPeerPath, args, merge_stderr);
     auto echo_line = proc_->wait_for_line("echo ");
     auto ttcp_line = proc_->wait_for_line("ttcp ");
     auto ready = proc_->wait_for_line("ready");
@@ -111,6 +114,11 @@ class Server {
     return proc_->wait_for_line("stalled", limit).has_value();
   }
   bool release_one() { return proc_->send_line(kReleaseLine); }
+  // The next line of output containing `text` (a server made with
+  // merge_stderr: its log too); lines before it are passed over.
+  std::optional<std::string> wait_for_log(const std::string& text, std::chrono::milliseconds limit = 20s) {
+    return proc_->wait_for_line(text, limit, /*anywhere=*/true);
+  }
 
   // Asks the server to shut down; its exit code (0 = clean), -1 if it hung.
   int stop(std::chrono::milliseconds limit = 20s) {

@@ -159,7 +159,7 @@ TEST_CASE("a forged IOR decodes to its parts", "[ior_tool]") {
   CHECK((p.major == 1 && p.minor == 2));
   CHECK(p.host == "example.org");
   CHECK(p.port == 2809);
-  CHECK(p.object_key_length == 3);
+  CHECK(p.object_key.size() == 3);
   REQUIRE(p.components.size() == 1);
   CHECK(p.components[0].tag == kClanIorTag);
   CHECK(p.components[0].data == component);

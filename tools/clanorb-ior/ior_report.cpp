@@ -92,7 +92,7 @@ int print_ior(const Ior& ior, std::ostream& out) {
     if (p.tag == kTagInternetIop) {
       out << "IIOP " << int{p.major} << "." << int{p.minor} << ", host " << p.host << ", port "
           << p.port << (p.port == 0 ? " (no IIOP port)" : "") << ", object key of "
-          << p.object_key_length << " octets\n";
+          << p.object_key.size() << " octets\n";
     } else if (p.tag == kTagMultipleComponents) {
       out << "TAG_MULTIPLE_COMPONENTS\n";
     } else {

@@ -22,13 +22,11 @@ bool read_components(CdrReader& r, std::vector<TaggedComponent>& out) {
 }
 
 bool read_iiop_body(CdrReader& r, Profile& p) {
-  std::vector<uint8_t> key;
   if (!r.read_octet(p.major, "IIOP major version") ||
       !r.read_octet(p.minor, "IIOP minor version") || !r.read_string(p.host, "IIOP host") ||
-      !r.read_ushort(p.port, "IIOP port") || !r.read_octets(key, "object key")) {
+      !r.read_ushort(p.port, "IIOP port") || !r.read_octets(p.object_key, "object key")) {
     return false;
   }
-  p.object_key_length = key.size();
   if (p.major == 1 && p.minor == 0) return true;  // IIOP 1.0 has no components
   return read_components(r, p.components);
 }

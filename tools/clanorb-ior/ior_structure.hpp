@@ -24,7 +24,7 @@ struct Profile {
   uint8_t major = 0, minor = 0;      // IIOP only
   std::string host;                  // IIOP only
   uint16_t port = 0;                 // IIOP only
-  size_t object_key_length = 0;      // IIOP only
+  std::vector<uint8_t> object_key;   // IIOP only
   std::vector<TaggedComponent> components;  // IIOP 1.1+ and multiple-components
 };
 
