@@ -1,5 +1,6 @@
 #include "clan_emul/oob_core.hpp"
 
+#include "clan_emul/decimal.hpp"
 #include "clan_emul/error_detail.hpp"
 
 #include <fcntl.h>
@@ -255,6 +256,23 @@ Core::Core(OobConfig cfg) : cfg_(std::move(cfg)) {}
 
 namespace {
 
+constexpr uint64_t kMaxPeerTimeoutMs = 24ull * 3600 * 1000;
+
+// $CLAN_PEER_TIMEOUT_MS overrides the configured timeout; empty is unset.
+Errc apply_peer_timeout_env(OobConfig& cfg) {
+  const char* text = std::getenv("CLAN_PEER_TIMEOUT_MS");
+  if (!text || !*text) return Errc::kOk;
+  const ParsedValue v = parse_decimal(text);
+  if (v.problem != ValueProblem::kNone || v.value == 0 || v.value > kMaxPeerTimeoutMs) {
+    return set_error(Errc::kInvalidArgument, 0,
+                     "CLAN_PEER_TIMEOUT_MS='%s' %s; it takes 1 to %llu milliseconds, in decimal digits", text,
+                     v.problem != ValueProblem::kNone ? describe(v.problem) : "is out of range",
+                     static_cast<unsigned long long>(kMaxPeerTimeoutMs));
+  }
+  cfg.peer_timeout = std::chrono::milliseconds(v.value);
+  return Errc::kOk;
+}
+
 Errc check_config(const OobConfig& cfg) {
   if (!oob_wire::valid_node_name(cfg.node)) {
     return set_error(Errc::kInvalidArgument, 0,
@@ -286,6 +304,7 @@ Result<std::shared_ptr<Core>> Core::start(OobConfig cfg) {
     must_own = true;
   }
   while (cfg.runtime_dir.size() > 1 && cfg.runtime_dir.back() == '/') cfg.runtime_dir.pop_back();
+  if (Errc e = apply_peer_timeout_env(cfg); e != Errc::kOk) return e;
   if (Errc e = check_config(cfg); e != Errc::kOk) return e;
   if (Errc e = ensure_dir(cfg.runtime_dir, must_own); e != Errc::kOk) return e;
 
@@ -916,10 +935,16 @@ void Core::on_heartbeat_mt(const Message& m) {
 
 // ---- time ----
 
+// A peer whose pid we watch is dead when its process exits, never because it
+// is slow or stopped (SIGSTOP, a debugger): its silence proves nothing.
+bool Core::judged_by_silence(const PeerNode& n) {
+  return n.alive && !n.conns.empty() && n.pidfd < 0;
+}
+
 int Core::poll_timeout_ms_mt(Clock::time_point now) const {
   Clock::time_point next = next_heartbeat_;
   for (auto& [name, n] : nodes_) {
-    if (n.alive && !n.conns.empty()) next = std::min(next, n.last_rx + cfg_.peer_timeout);
+    if (judged_by_silence(n)) next = std::min(next, n.last_rx + cfg_.peer_timeout);
   }
   for (auto& [id, p] : pending_) next = std::min(next, p.deadline.when());
   if (next <= now) return 0;
@@ -954,9 +979,10 @@ void Core::on_timer_mt(Clock::time_point now) {
     for (auto& name : names) erase_node_mt(name);
     names.clear();
   }
-  // Silence: the peer is hung, stopped, remote and gone, or dead elsewhere.
+  // Silence: a peer whose process we cannot watch is hung, stopped, remote
+  // and gone, or dead elsewhere; we cannot tell which.
   for (auto& [name, n] : nodes_) {
-    if (n.alive && !n.conns.empty() && now - n.last_rx >= cfg_.peer_timeout) names.push_back(name);
+    if (judged_by_silence(n) && now - n.last_rx >= cfg_.peer_timeout) names.push_back(name);
   }
   for (auto& name : names) {
     if (auto it = nodes_.find(name); it != nodes_.end()) node_died_mt(it->second);

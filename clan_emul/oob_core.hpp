@@ -139,6 +139,7 @@ class Core : public std::enable_shared_from_this<Core> {
   void on_heartbeat_mt(const oob_wire::Message& m);
   void on_timer_mt(Clock::time_point now);
   int poll_timeout_ms_mt(Clock::time_point now) const;
+  static bool judged_by_silence(const PeerNode& n);
   PeerNode* observe_mt(const oob_wire::Header& h, bool create);
   PeerNode* get_node_mt(const std::string& name, bool create);
   void node_alive_mt(PeerNode& n, const oob_wire::Header& h);

@@ -44,7 +44,10 @@ struct OobConfig {
   std::string node;         // unique on this host: [A-Za-z0-9._-]{1,64}, else kInvalidArgument
   std::string runtime_dir;  // empty = $CLAN_RUNTIME_DIR, else /tmp/clanorb-<uid> (created 0700)
   std::chrono::milliseconds heartbeat_interval{100};
-  std::chrono::milliseconds peer_timeout{1000};  // no traffic for this long = peer dead
+  // A peer whose process cannot be watched (another host or pid namespace)
+  // is dead after this long without traffic. $CLAN_PEER_TIMEOUT_MS (1 to
+  // 86400000) overrides it; it must exceed heartbeat_interval.
+  std::chrono::milliseconds peer_timeout{30000};
 };
 
 inline constexpr std::size_t kOobMaxBlob = 64 * 1024;  // larger blobs: kInvalidArgument
