@@ -56,6 +56,7 @@ inline constexpr std::size_t kOobMaxBlob = 64 * 1024;  // larger blobs: kInvalid
 struct OobStats {
   uint64_t malformed_dropped = 0;  // frames that failed validation
   uint64_t unknown_dropped = 0;    // well-formed messages from or about nodes/ids we don't know
+  uint64_t forged_dropped = 0;     // messages naming a known node without its token or proof
   uint64_t send_dropped = 0;       // outgoing messages dropped (peer queue full)
   uint64_t peers = 0;              // peer node records held now
 };
@@ -81,6 +82,8 @@ class OobManager {
   const std::string& node() const;
   const std::string& runtime_dir() const;
   OobStats stats() const;
+  // How long a peer whose process cannot be watched may be silent.
+  std::chrono::milliseconds peer_timeout() const;
 
   // kAddressInUse if the port is taken on this node.
   Result<std::unique_ptr<OobListener>> listen(uint16_t port);
