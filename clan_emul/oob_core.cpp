@@ -290,11 +290,13 @@ Errc apply_peer_timeout_env(OobConfig& cfg) {
   const char* text = std::getenv("CLAN_PEER_TIMEOUT_MS");
   if (!text || !*text) return Errc::kOk;
   const ParsedValue v = parse_decimal(text);
-  if (v.problem != ValueProblem::kNone || v.value == 0 || v.value > kMaxPeerTimeoutMs) {
+  // Above the heartbeat interval: a peer must have the chance to be heard.
+  const auto least = static_cast<uint64_t>(cfg.heartbeat_interval.count()) + 1;
+  if (v.problem != ValueProblem::kNone || v.value < least || v.value > kMaxPeerTimeoutMs) {
     return set_error(Errc::kInvalidArgument, 0,
-                     "CLAN_PEER_TIMEOUT_MS='%s' %s; it takes 1 to %llu milliseconds, in decimal digits", text,
-                     v.problem != ValueProblem::kNone ? describe(v.problem) : "is out of range",
-                     static_cast<unsigned long long>(kMaxPeerTimeoutMs));
+                     "CLAN_PEER_TIMEOUT_MS='%s' %s; it takes %llu to %llu milliseconds, in decimal digits",
+                     text, v.problem != ValueProblem::kNone ? describe(v.problem) : "is out of range",
+                     static_cast<unsigned long long>(least), static_cast<unsigned long long>(kMaxPeerTimeoutMs));
   }
   cfg.peer_timeout = std::chrono::milliseconds(v.value);
   return Errc::kOk;

@@ -14,12 +14,16 @@
 // calls from user threads hand it commands (mutex-protected queue + eventfd
 // wake-up polled by zmq_poll) and wait for the result where there is one.
 //
-// Peer death is reported within peer_timeout (default 1 s) after the peer's
-// last message; on the same host (same boot id and pid namespace) usually
-// within a few milliseconds, because each side watches the other's pid with a
-// pidfd. Heartbeats go every heartbeat_interval to every node we have a
-// connection with; a peer silent for peer_timeout (hung, SIGSTOPped, remote,
-// or dead in another pid namespace) is dead.
+// Peer death: on the same host (same boot id and pid namespace) each side
+// watches the other's pid with a pidfd, and a peer is dead when its process
+// exits (reported within milliseconds), never because it is slow or stopped.
+// Heartbeats go every heartbeat_interval to every node we have a connection
+// with; a peer whose pid cannot be watched is dead after peer_timeout of
+// silence. A frame naming a known node is believed only with that node's
+// token for us (see DESIGN.md, "Identity"); others count in forged_dropped.
+//
+// Start removes the files of dead nodes from the runtime directory (a lock
+// nobody holds), bounded, and safe against a node taking the name meanwhile.
 //
 // fork(): only the process that created a manager may use it. In a child, API
 // calls return kInvalidArgument, the child does not hold the node name (the
