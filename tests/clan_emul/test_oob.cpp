@@ -27,7 +27,6 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "clan_emul/error_detail.hpp"
 #include "clan_emul/oob_manager.hpp"
 #include "clan_emul/oob_wire.hpp"
 #include "clan_emul/siphash.hpp"
@@ -1120,27 +1119,30 @@ TEST_CASE("oob: to_string names every state", "[oob]") {
   CHECK(std::string(to_string(OobState::kLocalClosed)) == "closed locally");
 }
 
+namespace {
+
+// Leaves behind the files of node `name`, as a process killed while holding it does.
+void leave_killed_node(const TempDir& dir, const std::string& name) {
+  Child holder([&](Child& self) {
+    auto mgr = OobManager::start(config(dir, name));
+    CHILD_CHECK(mgr.ok());
+    self.tell("ready");
+    self.heard(Deadline::after(60s));
+    return 0;
+  });
+  REQUIRE(holder.hear(Deadline::after(20s)) == "ready");
+  holder.kill_and_reap();
+}
+
+}  // namespace
+
 TEST_CASE("oob: a starting node removes the files of killed nodes and leaves live ones", "[oob]") {
   TempDir dir;
-  auto holder = [&](const char* name) {
-    return [&dir, name](Child& self) {
-      auto mgr = OobManager::start(config(dir, name));
-      CHILD_CHECK(mgr.ok());
-      auto l = (*mgr)->listen(7);
-      CHILD_CHECK(l.ok());
-      self.tell("ready");
-      auto req = (*l)->next_request(Deadline::after(60s));
-      CHILD_CHECK(req.ok());
-      CHILD_CHECK(req->accept({}).ok());
-      self.heard(Deadline::after(60s));
-      return 0;
-    };
-  };
-  Child dead1(holder("dead1")), dead2(holder("dead2")), live(holder("live"));
-  for (Child* c : {&dead1, &dead2, &live}) REQUIRE(c->hear(Deadline::after(20s)) == "ready");
-  dead1.kill_and_reap();
-  dead2.kill_and_reap();
+  leave_killed_node(dir, "dead1");
+  leave_killed_node(dir, "dead2");
   for (const char* f : {"dead1.lock", "dead1.oob", "dead2.lock", "dead2.oob"}) CHECK(dir.has(f));
+  Child live([&](Child& self) { return accepting_server(self, dir, "live", 7, 1); });
+  REQUIRE(live.hear(Deadline::after(20s)) == "ready");
 
   auto mgr = OobManager::start(config(dir, "fresh"));
   REQUIRE(mgr.ok());
@@ -1151,8 +1153,10 @@ TEST_CASE("oob: a starting node removes the files of killed nodes and leaves liv
   CHECK(dir.has("live.lock"));
   CHECK(dir.has("live.oob"));
   CHECK(dir.has("fresh.lock"));
-  auto c = (*mgr)->connect("live", 7, {}, Deadline::after(20s));
-  CHECK(c.ok());
+  CHECK((*mgr)->connect("live", 7, {}, Deadline::after(20s)).ok());
+  REQUIRE(live.hear(Deadline::after(20s)) == "accepted");
+  live.say("done");
+  CHECK(live.wait_exit(Deadline::after(20s)) == 0);
 }
 
 TEST_CASE("oob: a node starting under a dead node's name while another node sweeps it keeps the name",
@@ -1161,38 +1165,16 @@ TEST_CASE("oob: a node starting under a dead node's name while another node swee
   constexpr int kRounds = 30;
   for (int round = 0; round < kRounds; ++round) {
     INFO("round " << round);
-    {
-      Child dead([&](Child& self) {
-        auto mgr = OobManager::start(config(dir, "name"));
-        CHILD_CHECK(mgr.ok());
-        self.tell("ready");
-        self.heard(Deadline::after(60s));
-        return 0;
-      });
-      REQUIRE(dead.hear(Deadline::after(20s)) == "ready");
-      dead.kill_and_reap();
-    }
+    leave_killed_node(dir, "name");
     REQUIRE(dir.has("name.lock"));
     // Both start at the word "go": one takes the name, the other sweeps it.
-    auto starter = [&](const std::string& node) {
+    auto at_go = [&dir](std::string node) {
       return [&dir, node](Child& self) {
         CHILD_CHECK(self.heard(Deadline::after(30s)) == "go");
-        auto mgr = OobManager::start(config(dir, node));
-        if (!mgr.ok()) {
-          std::fprintf(stderr, "%s: %s\n", node.c_str(), error_message(mgr.error()).c_str());
-          return 2;
-        }
-        auto l = (*mgr)->listen(7);
-        CHILD_CHECK(l.ok());
-        self.tell("ready");
-        auto req = (*l)->next_request(Deadline::after(60s));
-        CHILD_CHECK(req.ok());
-        CHILD_CHECK(req->accept({}).ok());
-        self.heard(Deadline::after(60s));
-        return 0;
+        return accepting_server(self, dir, node, 7, 1);
       };
     };
-    Child owner(starter("name")), sweeper(starter("other" + std::to_string(round)));
+    Child owner(at_go("name")), sweeper(at_go("other" + std::to_string(round)));
     owner.say("go");
     sweeper.say("go");
     REQUIRE(owner.hear(Deadline::after(20s)) == "ready");

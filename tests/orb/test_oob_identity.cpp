@@ -13,19 +13,6 @@
 
 using namespace clan::orbtest;
 
-namespace {
-
-// The transports with an out-of-band connection manager.
-std::vector<Transport> fabric_transports() {
-  std::vector<Transport> out;
-  for (const Transport& t : transports()) {
-    if (t.name == "clan" || t.name == "otp" || t.name == "via") out.push_back(t);
-  }
-  return out;
-}
-
-}  // namespace
-
 TEST_CASE("a forged out-of-band HEARTBEAT naming the client leaves its call in flight to complete",
           "[orb]") {
   const Transport t = GENERATE(from_range(fabric_transports()));
