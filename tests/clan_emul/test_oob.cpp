@@ -1121,15 +1121,18 @@ TEST_CASE("oob: to_string names every state", "[oob]") {
 
 namespace {
 
+// A child that holds node `name` until killed.
+int holding_node(Child& self, const TempDir& dir, const std::string& name) {
+  auto mgr = OobManager::start(config(dir, name));
+  CHILD_CHECK(mgr.ok());
+  self.tell("ready");
+  self.heard(Deadline::after(60s));
+  return 0;
+}
+
 // Leaves behind the files of node `name`, as a process killed while holding it does.
 void leave_killed_node(const TempDir& dir, const std::string& name) {
-  Child holder([&](Child& self) {
-    auto mgr = OobManager::start(config(dir, name));
-    CHILD_CHECK(mgr.ok());
-    self.tell("ready");
-    self.heard(Deadline::after(60s));
-    return 0;
-  });
+  Child holder([&](Child& self) { return holding_node(self, dir, name); });
   REQUIRE(holder.hear(Deadline::after(20s)) == "ready");
   holder.kill_and_reap();
 }
@@ -1138,11 +1141,14 @@ void leave_killed_node(const TempDir& dir, const std::string& name) {
 
 TEST_CASE("oob: a starting node removes the files of killed nodes and leaves live ones", "[oob]") {
   TempDir dir;
-  leave_killed_node(dir, "dead1");
-  leave_killed_node(dir, "dead2");
-  for (const char* f : {"dead1.lock", "dead1.oob", "dead2.lock", "dead2.oob"}) CHECK(dir.has(f));
+  // All up before any dies: each start sweeps what is dead by then.
+  Child dead1([&](Child& self) { return holding_node(self, dir, "dead1"); });
+  Child dead2([&](Child& self) { return holding_node(self, dir, "dead2"); });
   Child live([&](Child& self) { return accepting_server(self, dir, "live", 7, 1); });
-  REQUIRE(live.hear(Deadline::after(20s)) == "ready");
+  for (Child* c : {&dead1, &dead2, &live}) REQUIRE(c->hear(Deadline::after(20s)) == "ready");
+  dead1.kill_and_reap();
+  dead2.kill_and_reap();
+  for (const char* f : {"dead1.lock", "dead1.oob", "dead2.lock", "dead2.oob"}) CHECK(dir.has(f));
 
   auto mgr = OobManager::start(config(dir, "fresh"));
   REQUIRE(mgr.ok());
