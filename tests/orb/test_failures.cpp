@@ -128,8 +128,8 @@ bool wait_until_stopped(pid_t pid, std::chrono::milliseconds limit) {
 TEST_CASE("server stopped by SIGSTOP mid-call for seconds then continued: the call completes", "[orb]") {
   const Transport t = GENERATE(from_range(fabric_transports()));
   INFO("transport " << t.name);
-  // Well beyond the out-of-band heartbeat bound (1 s) and giop:otp's
-  // retransmission give-up (5 s) that once took a stopped peer for dead.
+  // Seconds beyond a heartbeat bound of one second and a retransmission
+  // give-up of five: on one host a stopped peer is never timed out.
   constexpr auto kStopped = std::chrono::seconds(7);
   Server server(t, Threading::kPerConnection);
   echo_var e = server.echo();

@@ -20,7 +20,7 @@ TEST_CASE("a forged out-of-band HEARTBEAT naming the client leaves its call in f
   Server server(t, Threading::kPerConnection);
   echo_var e = server.echo();
   REQUIRE(!CORBA::is_nil(e));
-  CORBA::String_var warm = e->echoString("warm-up");  // this process is now a node the server knows
+  CORBA::String_var warm = e->echoString("warm-up");  // the server now knows this process's node
 
   std::atomic<int> forger_exit{-1};
   std::atomic<bool> released{false};
