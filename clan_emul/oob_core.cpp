@@ -33,6 +33,7 @@ constexpr int kShutdownLingerMs = 100;  // lets DISCONNECTs leave at shutdown, b
 constexpr int kSndHwm = 1000;           // messages queued per peer before we drop
 constexpr int kRcvHwm = 10000;
 constexpr int kRouterBurst = 256;       // messages read per poll round (fairness with timers)
+constexpr auto kIdlePeerGrace = std::chrono::seconds(3);  // a peer without connections is forgotten
 constexpr std::size_t kSunPathMax = 107;
 
 // ---- fork: the child must not keep the parent's node name locked. ----
@@ -1031,10 +1032,11 @@ void Core::on_timer_mt(Clock::time_point now) {
       if (!node_alive(cfg_.runtime_dir, p.node)) dead.push_back(id);
     }
     for (uint64_t id : dead) finish_pending_mt(id, Errc::kPeerDead);
-    // Forget idle peers (their DEALERs keep reconnecting otherwise).
-    auto grace = 2 * cfg_.peer_timeout + std::chrono::seconds(1);
+    // Forget idle peers (their DEALERs keep reconnecting otherwise), soon
+    // and whatever the peer timeout: a server with churning clients would
+    // otherwise hold a socket per client gone.
     for (auto& [name, n] : nodes_) {
-      if (n.conns.empty() && n.pending_connects == 0 && now - n.last_used > grace) {
+      if (n.conns.empty() && n.pending_connects == 0 && now - n.last_used > kIdlePeerGrace) {
         names.push_back(name);
       }
     }
