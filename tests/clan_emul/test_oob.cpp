@@ -783,6 +783,7 @@ TEST_CASE("oob: a node restarted under the same name is recognised while its old
           "[oob]") {
   TempDir dir;
   auto client = [&](Child& self) {
+    CHILD_CHECK(self.heard(Deadline::after(30s)) == "go");
     auto m = OobManager::start(config(dir, "cli"));
     CHILD_CHECK(m.ok());
     auto c = (*m)->connect("srv", 7, {}, Deadline::after(20s));
@@ -791,18 +792,21 @@ TEST_CASE("oob: a node restarted under the same name is recognised while its old
     self.heard(Deadline::after(60s));
     return 0;
   };
+  // Both forked before this process starts its manager's thread.
+  Child first(client);
+  Child second(client);
   auto mgr = OobManager::start(config(dir, "srv"));
   REQUIRE(mgr.ok());
   auto l = (*mgr)->listen(7);
   REQUIRE(l.ok());
-  std::optional<Child> first(std::in_place, client);
+  first.say("go");
   auto r = (*l)->next_request(Deadline::after(20s));
   REQUIRE(r.ok());
   auto c = r->accept({});
   REQUIRE(c.ok());
-  REQUIRE(first->hear(Deadline::after(20s)) == "connected");
-  first->kill_and_reap();
-  Child second(client);
+  REQUIRE(first.hear(Deadline::after(20s)) == "connected");
+  first.kill_and_reap();
+  second.say("go");
   auto r2 = (*l)->next_request(Deadline::after(20s));
   REQUIRE(r2.ok());
   auto c2 = r2->accept({});
