@@ -1,10 +1,14 @@
 #include "clan_emul/oob_core.hpp"
 
+#include "clan_emul/decimal.hpp"
 #include "clan_emul/error_detail.hpp"
+#include "clan_emul/oob_sweep.hpp"
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -29,6 +33,7 @@ constexpr int kShutdownLingerMs = 100;  // lets DISCONNECTs leave at shutdown, b
 constexpr int kSndHwm = 1000;           // messages queued per peer before we drop
 constexpr int kRcvHwm = 10000;
 constexpr int kRouterBurst = 256;       // messages read per poll round (fairness with timers)
+constexpr auto kIdlePeerGrace = std::chrono::seconds(3);  // a peer without connections is forgotten
 constexpr std::size_t kSunPathMax = 107;
 
 // ---- fork: the child must not keep the parent's node name locked. ----
@@ -102,6 +107,17 @@ uint64_t random_instance() {
   return v;
 }
 int pidfd_open_(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+// A pidfd is readable once its process has exited.
+bool pidfd_fired(int pidfd) {
+  pollfd p{pidfd, POLLIN, 0};
+  return pidfd >= 0 && ::poll(&p, 1, 0) > 0;
+}
+Errc random_secret(SipKey& key) {
+  if (::getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size())) {
+    return set_error(Errc::kSystem, errno, "cannot draw the node's secret: getrandom");
+  }
+  return Errc::kOk;
+}
 
 std::string lock_path(const std::string& dir, const std::string& node) { return dir + "/" + node + ".lock"; }
 std::string sock_path(const std::string& dir, const std::string& node) { return dir + "/" + node + ".oob"; }
@@ -149,28 +165,41 @@ Errc name_in_use(const std::string& node, const std::string& path) {
                    node.c_str(), path.c_str());
 }
 
+bool names_file(const std::string& path, int fd) {
+  struct stat a {}, b {};
+  return ::fstat(fd, &a) == 0 && ::stat(path.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+// Takes the lock, or sees the file leave the path: a node sweeping a dead
+// holder's files (oob_sweep.hpp) holds the lock only while it unlinks them.
+// 0 locked, -1 the file left the path, else the lock's errno.
+int lock_or_see_swept(int fd, const std::string& path) {
+  constexpr int kSweepGraceMs = 20;
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  for (int ms = 0;; ++ms) {
+    if (::fcntl(fd, F_OFD_SETLK, &fl) == 0) return 0;
+    int e = errno;
+    if (e != EAGAIN && e != EACCES) return e;
+    if (!names_file(path, fd)) return -1;
+    if (ms == kSweepGraceMs) return e;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 // Takes the node's OFD lock; returns the descriptor that holds it.
 Result<int> acquire_lock(const std::string& node, const std::string& path) {
   for (int attempt = 0; attempt < 8; ++attempt) {
     int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) return set_error(Errc::kSystem, errno, "cannot create the lock file '%s': open", path.c_str());
-    struct flock fl {};
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    if (::fcntl(fd, F_OFD_SETLK, &fl) != 0) {
-      int e = errno;
-      ::close(fd);
-      if (e == EAGAIN || e == EACCES) return name_in_use(node, path);
-      return set_error(Errc::kSystem, e, "cannot lock '%s': fcntl(F_OFD_SETLK)", path.c_str());
-    }
-    // The previous holder unlinks the file before releasing it: make sure we
-    // locked the file that is at the path now, not an unlinked one.
-    struct stat a {}, b {};
-    if (::fstat(fd, &a) == 0 && ::stat(path.c_str(), &b) == 0 && a.st_dev == b.st_dev &&
-        a.st_ino == b.st_ino) {
-      return fd;
-    }
+    int e = lock_or_see_swept(fd, path);
+    // The previous holder (or a sweeper) unlinks the file before releasing
+    // it: make sure we locked the file that is at the path now.
+    if (e == 0 && names_file(path, fd)) return fd;
     ::close(fd);
+    if (e == EAGAIN || e == EACCES) return name_in_use(node, path);
+    if (e > 0) return set_error(Errc::kSystem, e, "cannot lock '%s': fcntl(F_OFD_SETLK)", path.c_str());
   }
   return set_error(Errc::kAddressInUse, 0, "node name lock '%s' changed hands 8 times while taking it",
                    path.c_str());
@@ -255,6 +284,25 @@ Core::Core(OobConfig cfg) : cfg_(std::move(cfg)) {}
 
 namespace {
 
+constexpr uint64_t kMaxPeerTimeoutMs = 24ull * 3600 * 1000;
+
+// $CLAN_PEER_TIMEOUT_MS overrides the configured timeout; empty is unset.
+Errc apply_peer_timeout_env(OobConfig& cfg) {
+  const char* text = std::getenv("CLAN_PEER_TIMEOUT_MS");
+  if (!text || !*text) return Errc::kOk;
+  const ParsedValue v = parse_decimal(text);
+  // Above the heartbeat interval: a peer must have the chance to be heard.
+  const auto least = static_cast<uint64_t>(cfg.heartbeat_interval.count()) + 1;
+  if (v.problem != ValueProblem::kNone || v.value < least || v.value > kMaxPeerTimeoutMs) {
+    return set_error(Errc::kInvalidArgument, 0,
+                     "CLAN_PEER_TIMEOUT_MS='%s' %s; it takes %llu to %llu milliseconds, in decimal digits",
+                     text, v.problem != ValueProblem::kNone ? describe(v.problem) : "is out of range",
+                     static_cast<unsigned long long>(least), static_cast<unsigned long long>(kMaxPeerTimeoutMs));
+  }
+  cfg.peer_timeout = std::chrono::milliseconds(v.value);
+  return Errc::kOk;
+}
+
 Errc check_config(const OobConfig& cfg) {
   if (!oob_wire::valid_node_name(cfg.node)) {
     return set_error(Errc::kInvalidArgument, 0,
@@ -286,12 +334,14 @@ Result<std::shared_ptr<Core>> Core::start(OobConfig cfg) {
     must_own = true;
   }
   while (cfg.runtime_dir.size() > 1 && cfg.runtime_dir.back() == '/') cfg.runtime_dir.pop_back();
+  if (Errc e = apply_peer_timeout_env(cfg); e != Errc::kOk) return e;
   if (Errc e = check_config(cfg); e != Errc::kOk) return e;
   if (Errc e = ensure_dir(cfg.runtime_dir, must_own); e != Errc::kOk) return e;
 
   std::shared_ptr<Core> c(new Core(std::move(cfg)));
   c->owner_pid_ = ::getpid();
   c->instance_ = random_instance();
+  if (Errc e = random_secret(c->secret_); e != Errc::kOk) return e;
   c->boot_id_ = read_boot_id();
   c->pid_ns_ = read_pid_ns();
   c->lock_path_ = lock_path(c->cfg_.runtime_dir, c->cfg_.node);
@@ -301,6 +351,7 @@ Result<std::shared_ptr<Core>> Core::start(OobConfig cfg) {
   if (!lock) return lock.error();
   c->lock_fd_ = lock.value();
   register_core(c.get());  // from here on ~Core releases the lock
+  sweep_stale_nodes(c->cfg_.runtime_dir, c->cfg_.node);
   c->stopped_ = true;      // nothing to stop until the thread runs
 
   c->wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -377,6 +428,7 @@ OobStats Core::stats() const {
   OobStats s;
   s.malformed_dropped = malformed_.load(std::memory_order_relaxed);
   s.unknown_dropped = unknown_.load(std::memory_order_relaxed);
+  s.forged_dropped = forged_.load(std::memory_order_relaxed);
   s.send_dropped = send_dropped_.load(std::memory_order_relaxed);
   s.peers = peers_.load(std::memory_order_relaxed);
   return s;
@@ -632,26 +684,25 @@ Core::PeerNode* Core::get_node_mt(const std::string& name, bool create) {
   if (!create || nodes_.size() >= kMaxPeers) return nullptr;
   PeerNode& n = nodes_[name];
   n.name = name;
+  n.our_token = token_for(name);
   n.last_used = Clock::now();
   peers_.store(nodes_.size(), std::memory_order_relaxed);
   return &n;
 }
 
-// Every message is proof of life of its sender's incarnation.
-Core::PeerNode* Core::observe_mt(const oob_wire::Header& h, bool create) {
+// Every believed message is proof of life of its sender's incarnation.
+Core::PeerNode* Core::observe_mt(const oob_wire::Header& h, bool introduces) {
   PeerNode* n = get_node_mt(h.node, false);
   if (!n) {
     // Only for replies we owe: never allocate for a node that is not alive.
-    if (!create || !node_alive(cfg_.runtime_dir, h.node)) return nullptr;
-    n = get_node_mt(h.node, true);
-    if (!n) return nullptr;
+    if (!introduces || !node_alive(cfg_.runtime_dir, h.node) || !(n = get_node_mt(h.node, true))) {
+      unknown_.fetch_add(1, std::memory_order_relaxed);
+      return nullptr;
+    }
   }
-  if (n->instance != h.instance) {
-    // Same name, new incarnation: the one our connections were with is gone.
-    if (n->instance != 0 && n->alive) node_died_mt(*n);
-    node_alive_mt(*n, h);
-  } else if (!n->alive) {
-    node_alive_mt(*n, h);  // declared dead by silence, but it was only stopped
+  if (!believed_mt(*n, h, introduces)) {
+    forged_.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
   }
   auto now = Clock::now();
   n->last_rx = now;
@@ -659,8 +710,45 @@ Core::PeerNode* Core::observe_mt(const oob_wire::Header& h, bool create) {
   return n;
 }
 
+// The incarnation we know speaks with its token. Anything else naming the node
+// is believed only from a handshake, and only if it cannot cost the one we
+// know anything it has (a frame anybody could send must not cut it off).
+bool Core::believed_mt(PeerNode& n, const oob_wire::Header& h, bool introduces) {
+  if (n.instance != 0 && h.instance == n.instance) {
+    if (h.token != n.token) return false;
+    if (!n.alive) node_alive_mt(n, h);  // declared dead by silence, but it was only stopped
+    return true;
+  }
+  if (!introduces || !may_replace_mt(n)) return false;
+  node_alive_mt(n, h);
+  return true;
+}
+
+// Whether a new incarnation of `n` may take the place of the one we know: on
+// evidence about that one itself (its process exited, or it was declared dead
+// by its own channel or silence), or when it holds no connection with us.
+bool Core::may_replace_mt(PeerNode& n) {
+  if (n.instance == 0 || !n.alive) return true;
+  if (pidfd_fired(n.pidfd)) {
+    node_died_mt(n);  // restarted before we read its pidfd
+    return true;
+  }
+  return n.conns.empty();
+}
+
+oob_wire::Token Core::token_for(const std::string& peer) const {
+  oob_wire::Token t{};
+  for (uint8_t half = 0; half < 2; ++half) {
+    std::string msg = static_cast<char>(half) + peer;
+    uint64_t v = siphash24(secret_, std::as_bytes(std::span(msg)));
+    for (int i = 0; i < 8; ++i) t[8 * half + i] = static_cast<uint8_t>(v >> (8 * i));
+  }
+  return t;
+}
+
 void Core::node_alive_mt(PeerNode& n, const oob_wire::Header& h) {
   n.instance = h.instance;
+  n.token = h.token;
   n.alive = true;
   n.pid = h.pid;
   n.same_host = boot_id_known(boot_id_) && h.boot_id == boot_id_;
@@ -705,6 +793,7 @@ bool Core::send_mt(PeerNode& n, Message& m) {
   m.hdr.pid = owner_pid_;
   m.hdr.boot_id = boot_id_;
   m.hdr.pid_ns = pid_ns_;
+  m.hdr.token = n.our_token;
   n.last_used = Clock::now();
   try {
     if (!n.dealer) {
@@ -832,10 +921,7 @@ void Core::reject_mt(const PendingRequest& req, RejectReason why) {
 
 void Core::on_connect_req_mt(const Message& m) {
   PeerNode* n = observe_mt(m.hdr, true);
-  if (!n) {
-    unknown_.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
+  if (!n) return;
   RejectReason why = RejectReason::kNoListener;
   if (auto it = listeners_.find(m.port); it != listeners_.end()) {
     ListenerShared& l = *it->second;
@@ -858,17 +944,16 @@ void Core::on_connect_req_mt(const Message& m) {
 
 void Core::on_accept_mt(const Message& m) {
   PeerNode* n = observe_mt(m.hdr, true);
+  if (!n) return;
   auto it = pending_.find(m.dst_conn);
-  if (it == pending_.end() || it->second.node != m.hdr.node || !n) {
+  if (it == pending_.end() || it->second.node != m.hdr.node) {
     unknown_.fetch_add(1, std::memory_order_relaxed);
     // We gave up on this connect (deadline): tell the acceptor it is over.
-    if (n) {
-      Message d;
-      d.hdr.type = MsgType::kDisconnect;
-      d.dst_conn = m.src_conn;
-      d.src_conn = m.dst_conn;
-      send_mt(*n, d);
-    }
+    Message d;
+    d.hdr.type = MsgType::kDisconnect;
+    d.dst_conn = m.src_conn;
+    d.src_conn = m.dst_conn;
+    send_mt(*n, d);
     return;
   }
   auto c = std::make_shared<ConnShared>();
@@ -884,9 +969,11 @@ void Core::on_accept_mt(const Message& m) {
 }
 
 void Core::on_reject_mt(const Message& m) {
-  PeerNode* n = observe_mt(m.hdr, false);
+  // An answer to our CONNECT_REQ: it may come from a new incarnation.
+  PeerNode* n = observe_mt(m.hdr, true);
+  if (!n) return;
   auto it = pending_.find(m.dst_conn);
-  if (!n || it == pending_.end() || it->second.node != m.hdr.node) {
+  if (it == pending_.end() || it->second.node != m.hdr.node) {
     unknown_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -895,10 +982,7 @@ void Core::on_reject_mt(const Message& m) {
 
 void Core::on_disconnect_mt(const Message& m) {
   PeerNode* n = observe_mt(m.hdr, false);
-  if (!n) {
-    unknown_.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
+  if (!n) return;
   auto it = n->conns.find(m.dst_conn);
   if (it == n->conns.end() || it->second->peer_id != m.src_conn) {
     unknown_.fetch_add(1, std::memory_order_relaxed);
@@ -910,16 +994,20 @@ void Core::on_disconnect_mt(const Message& m) {
   c->notify_down();
 }
 
-void Core::on_heartbeat_mt(const Message& m) {
-  if (!observe_mt(m.hdr, false)) unknown_.fetch_add(1, std::memory_order_relaxed);
-}
+void Core::on_heartbeat_mt(const Message& m) { observe_mt(m.hdr, false); }
 
 // ---- time ----
+
+// A peer whose pid we watch is dead when its process exits, never because it
+// is slow or stopped (SIGSTOP, a debugger): its silence proves nothing.
+bool Core::judged_by_silence(const PeerNode& n) {
+  return n.alive && !n.conns.empty() && n.pidfd < 0;
+}
 
 int Core::poll_timeout_ms_mt(Clock::time_point now) const {
   Clock::time_point next = next_heartbeat_;
   for (auto& [name, n] : nodes_) {
-    if (n.alive && !n.conns.empty()) next = std::min(next, n.last_rx + cfg_.peer_timeout);
+    if (judged_by_silence(n)) next = std::min(next, n.last_rx + cfg_.peer_timeout);
   }
   for (auto& [id, p] : pending_) next = std::min(next, p.deadline.when());
   if (next <= now) return 0;
@@ -944,19 +1032,21 @@ void Core::on_timer_mt(Clock::time_point now) {
       if (!node_alive(cfg_.runtime_dir, p.node)) dead.push_back(id);
     }
     for (uint64_t id : dead) finish_pending_mt(id, Errc::kPeerDead);
-    // Forget idle peers (their DEALERs keep reconnecting otherwise).
-    auto grace = 2 * cfg_.peer_timeout + std::chrono::seconds(1);
+    // Forget idle peers (their DEALERs keep reconnecting otherwise), soon
+    // and whatever the peer timeout: a server with churning clients would
+    // otherwise hold a socket per client gone.
     for (auto& [name, n] : nodes_) {
-      if (n.conns.empty() && n.pending_connects == 0 && now - n.last_used > grace) {
+      if (n.conns.empty() && n.pending_connects == 0 && now - n.last_used > kIdlePeerGrace) {
         names.push_back(name);
       }
     }
     for (auto& name : names) erase_node_mt(name);
     names.clear();
   }
-  // Silence: the peer is hung, stopped, remote and gone, or dead elsewhere.
+  // Silence: a peer whose process we cannot watch is hung, stopped, remote
+  // and gone, or dead elsewhere; we cannot tell which.
   for (auto& [name, n] : nodes_) {
-    if (n.alive && !n.conns.empty() && now - n.last_rx >= cfg_.peer_timeout) names.push_back(name);
+    if (judged_by_silence(n) && now - n.last_rx >= cfg_.peer_timeout) names.push_back(name);
   }
   for (auto& name : names) {
     if (auto it = nodes_.find(name); it != nodes_.end()) node_died_mt(it->second);

@@ -22,6 +22,7 @@
 
 #include "clan_emul/oob_manager.hpp"
 #include "clan_emul/oob_wire.hpp"
+#include "clan_emul/siphash.hpp"
 
 namespace clan::oob_detail {
 
@@ -84,6 +85,7 @@ class Core : public std::enable_shared_from_this<Core> {
   const std::string& node() const { return cfg_.node; }
   const std::string& runtime_dir() const { return cfg_.runtime_dir; }
   OobStats stats() const;
+  std::chrono::milliseconds peer_timeout() const { return cfg_.peer_timeout; }
   bool in_owner_process() const;
 
   // --- Any user thread (each returns kClosed once stopped). ---
@@ -104,6 +106,8 @@ class Core : public std::enable_shared_from_this<Core> {
     std::string name;
     std::unique_ptr<zmq::socket_t> dealer;  // created lazily
     uint64_t instance = 0;                  // 0: not heard from yet
+    oob_wire::Token token{};                // its token for us: proves its frames
+    oob_wire::Token our_token{};            // ours for it (token_for(name))
     bool alive = false;                     // heard from and not declared dead since
     pid_t pid = 0;
     bool same_host = false;   // same boot id
@@ -139,7 +143,14 @@ class Core : public std::enable_shared_from_this<Core> {
   void on_heartbeat_mt(const oob_wire::Message& m);
   void on_timer_mt(Clock::time_point now);
   int poll_timeout_ms_mt(Clock::time_point now) const;
-  PeerNode* observe_mt(const oob_wire::Header& h, bool create);
+  static bool judged_by_silence(const PeerNode& n);
+  // The sender's record if the frame is believed; nullptr (counted as
+  // unknown or forged) otherwise. Only a handshake frame (`introduces`) may
+  // create a record or bring a new incarnation of the node.
+  PeerNode* observe_mt(const oob_wire::Header& h, bool introduces);
+  bool believed_mt(PeerNode& n, const oob_wire::Header& h, bool introduces);
+  bool may_replace_mt(PeerNode& n);
+  oob_wire::Token token_for(const std::string& peer) const;
   PeerNode* get_node_mt(const std::string& name, bool create);
   void node_alive_mt(PeerNode& n, const oob_wire::Header& h);
   void node_died_mt(PeerNode& n);
@@ -164,6 +175,7 @@ class Core : public std::enable_shared_from_this<Core> {
   OobConfig cfg_;
   pid_t owner_pid_ = 0;
   uint64_t instance_ = 0;
+  SipKey secret_{};  // never leaves this process; peers see only token_for(them)
   oob_wire::BootId boot_id_{};
   uint64_t pid_ns_ = 0;
   std::string lock_path_, sock_path_;
@@ -176,7 +188,7 @@ class Core : public std::enable_shared_from_this<Core> {
   bool stopping_ = false;                    // guarded by q_mu_
   bool stopped_ = false;                     // stop() finished; owner's threads only
 
-  std::atomic<uint64_t> malformed_{0}, unknown_{0}, send_dropped_{0}, peers_{0};
+  std::atomic<uint64_t> malformed_{0}, unknown_{0}, forged_{0}, send_dropped_{0}, peers_{0};
 
   // Owned by the manager thread (created before it starts).
   std::optional<zmq::context_t> ctx_;

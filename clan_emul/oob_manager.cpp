@@ -27,6 +27,7 @@ OobManager::~OobManager() {
 const std::string& OobManager::node() const { return core_->node(); }
 const std::string& OobManager::runtime_dir() const { return core_->runtime_dir(); }
 OobStats OobManager::stats() const { return core_->stats(); }
+std::chrono::milliseconds OobManager::peer_timeout() const { return core_->peer_timeout(); }
 
 Result<std::unique_ptr<OobListener>> OobManager::listen(uint16_t port) {
   auto l = core_->listen(port);

@@ -14,12 +14,16 @@
 // calls from user threads hand it commands (mutex-protected queue + eventfd
 // wake-up polled by zmq_poll) and wait for the result where there is one.
 //
-// Peer death is reported within peer_timeout (default 1 s) after the peer's
-// last message; on the same host (same boot id and pid namespace) usually
-// within a few milliseconds, because each side watches the other's pid with a
-// pidfd. Heartbeats go every heartbeat_interval to every node we have a
-// connection with; a peer silent for peer_timeout (hung, SIGSTOPped, remote,
-// or dead in another pid namespace) is dead.
+// Peer death: on the same host (same boot id and pid namespace) each side
+// watches the other's pid with a pidfd, and a peer is dead when its process
+// exits (reported within milliseconds), never because it is slow or stopped.
+// Heartbeats go every heartbeat_interval to every node we have a connection
+// with; a peer whose pid cannot be watched is dead after peer_timeout of
+// silence. A frame naming a known node is believed only with that node's
+// token for us (see DESIGN.md, "Identity"); others count in forged_dropped.
+//
+// Start removes the files of dead nodes from the runtime directory (a lock
+// nobody holds), bounded, and safe against a node taking the name meanwhile.
 //
 // fork(): only the process that created a manager may use it. In a child, API
 // calls return kInvalidArgument, the child does not hold the node name (the
@@ -44,7 +48,10 @@ struct OobConfig {
   std::string node;         // unique on this host: [A-Za-z0-9._-]{1,64}, else kInvalidArgument
   std::string runtime_dir;  // empty = $CLAN_RUNTIME_DIR, else /tmp/clanorb-<uid> (created 0700)
   std::chrono::milliseconds heartbeat_interval{100};
-  std::chrono::milliseconds peer_timeout{1000};  // no traffic for this long = peer dead
+  // A peer whose process cannot be watched (another host or pid namespace)
+  // is dead after this long without traffic. $CLAN_PEER_TIMEOUT_MS (1 to
+  // 86400000) overrides it; it must exceed heartbeat_interval.
+  std::chrono::milliseconds peer_timeout{30000};
 };
 
 inline constexpr std::size_t kOobMaxBlob = 64 * 1024;  // larger blobs: kInvalidArgument
@@ -53,6 +60,7 @@ inline constexpr std::size_t kOobMaxBlob = 64 * 1024;  // larger blobs: kInvalid
 struct OobStats {
   uint64_t malformed_dropped = 0;  // frames that failed validation
   uint64_t unknown_dropped = 0;    // well-formed messages from or about nodes/ids we don't know
+  uint64_t forged_dropped = 0;     // messages naming a known node without its token or proof
   uint64_t send_dropped = 0;       // outgoing messages dropped (peer queue full)
   uint64_t peers = 0;              // peer node records held now
 };
@@ -78,6 +86,8 @@ class OobManager {
   const std::string& node() const;
   const std::string& runtime_dir() const;
   OobStats stats() const;
+  // How long a peer whose process cannot be watched may be silent.
+  std::chrono::milliseconds peer_timeout() const;
 
   // kAddressInUse if the port is taken on this node.
   Result<std::unique_ptr<OobListener>> listen(uint16_t port);

@@ -90,6 +90,7 @@ std::vector<std::byte> encode(const Message& m) {
   w.u32(static_cast<uint32_t>(m.hdr.pid));
   w.bytes(m.hdr.boot_id.data(), m.hdr.boot_id.size());
   w.u64(m.hdr.pid_ns);
+  w.bytes(m.hdr.token.data(), m.hdr.token.size());
   switch (m.hdr.type) {
     case MsgType::kConnectReq:
       w.u64(m.src_conn);
@@ -136,6 +137,9 @@ std::optional<Message> decode(std::span<const std::byte> frame) {
   if (r.failed()) return std::nullopt;
   std::memcpy(m.hdr.boot_id.data(), boot.data(), boot.size());
   m.hdr.pid_ns = r.u64();
+  auto token = r.bytes(m.hdr.token.size());
+  if (r.failed()) return std::nullopt;
+  std::memcpy(m.hdr.token.data(), token.data(), token.size());
   if (m.hdr.instance == 0 || m.hdr.pid <= 0) return std::nullopt;
 
   switch (m.hdr.type) {

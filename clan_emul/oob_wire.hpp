@@ -4,7 +4,7 @@
 // ROUTER. Little-endian, no padding:
 //
 //   header  magic u32 'CLOB' | version u8 | type u8 | node_len u8 | node[node_len]
-//           | instance u64 | pid i32 | boot_id[16] | pid_ns u64
+//           | instance u64 | pid i32 | boot_id[16] | pid_ns u64 | token[16]
 //   CONNECT_REQ  src_conn u64 | port u16 | blob_len u32 | blob
 //   ACCEPT       dst_conn u64 | src_conn u64 | blob_len u32 | blob
 //   REJECT       dst_conn u64 | reason u8
@@ -13,7 +13,10 @@
 //
 // Every message carries the sender's identity (node, instance, pid, boot id) so
 // that any message is proof of life and a restarted node (same name, new
-// instance) is told apart from the one our connections were made with.
+// instance) is told apart from the one our connections were made with. The
+// token proves the sender: the node derives it from its secret and the
+// receiver's name (SipHash), so only the two of them know it, and the receiver
+// believes a frame about a node it knows only if it carries that node's token.
 // decode() checks every field and the exact length; anything else is garbage.
 #pragma once
 
@@ -29,11 +32,11 @@
 namespace clan::oob_wire {
 
 inline constexpr uint32_t kMagic = 0x424F4C43;  // "CLOB" read little-endian
-inline constexpr uint8_t kVersion = 1;
+inline constexpr uint8_t kVersion = 2;
 inline constexpr std::size_t kMaxBlob = 64 * 1024;
 inline constexpr std::size_t kMaxNodeName = 64;
 // Largest valid frame: header with a 64-char name + ACCEPT with a full blob.
-inline constexpr std::size_t kMaxHeader = 4 + 1 + 1 + 1 + kMaxNodeName + 8 + 4 + 16 + 8;
+inline constexpr std::size_t kMaxHeader = 4 + 1 + 1 + 1 + kMaxNodeName + 8 + 4 + 16 + 8 + 16;
 inline constexpr std::size_t kMaxFrame = kMaxHeader + 8 + 8 + 4 + kMaxBlob;
 
 enum class MsgType : uint8_t {
@@ -64,6 +67,7 @@ enum class RejectReason : uint8_t {
 inline constexpr uint8_t kMaxRejectReason = 3;
 
 using BootId = std::array<uint8_t, 16>;
+using Token = std::array<uint8_t, 16>;
 
 struct Header {
   MsgType type = MsgType::kHeartbeat;
@@ -72,6 +76,7 @@ struct Header {
   int32_t pid = 0;         // sender's pid, > 0
   BootId boot_id{};        // sender's /proc/sys/kernel/random/boot_id
   uint64_t pid_ns = 0;     // inode of the sender's pid namespace (0 = unknown)
+  Token token{};           // the sender's token for the receiver
 };
 
 struct Message {

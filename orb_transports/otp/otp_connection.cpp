@@ -41,10 +41,9 @@ constexpr uint64_t kPollAfterNs = 150'000;
 // Idle watch (see the header): first look this long after the connection
 // was found idle (at the engine's idle acknowledgement, typically), when a
 // server that missed the acknowledgement has had time to repeat its reply;
-// then at doubling intervals, until the server has given up repeating (about
-// 5 s, engine_config) for certain.
+// then at doubling intervals, until the server has given up repeating (the
+// peer timeout, engine_config) for certain: watch_last_ns().
 constexpr uint64_t kWatchFirstNs = 25'000'000;
-constexpr uint64_t kWatchLastNs = 8'000'000'000;
 
 // The most a one-way may gather before omniORB sees it: what omniORB
 // accepts as a message (-ORBgiopMaxMsgSize), plus fragment headers.
@@ -56,16 +55,16 @@ size_t max_oneway_bytes() {
 // Already expired, like Deadline::now(), without reading the clock.
 const clan::Deadline kPoll{clan::Clock::time_point{}};
 
-otp::EngineConfig engine_config(size_t link_mtu) {
+otp::EngineConfig engine_config(size_t link_mtu, uint64_t give_up_ns) {
   otp::EngineConfig c;
   c.mtu = link_mtu;
   c.rto_ns = uint64_t{fabric_options().otp_rto_us} * 1000;
   c.rto_max_ns = 16 * c.rto_ns;  // the backoff's ceiling: 32 ms at the default RTO
-  // Give up on a live but silent peer after about 5 s of timeouts (backoff
-  // included), whatever the RTO: on an oversubscribed host a busy peer can go
-  // unscheduled for far longer than a few RTOs. A dead peer is reported
-  // sooner by the connection manager.
-  c.max_retries = otp::retries_lasting(c, 5'000'000'000);
+  // Give up on a silent peer only after the connection manager's peer
+  // timeout of timeouts (backoff included), whatever the RTO: a peer that is
+  // stopped (SIGSTOP, a debugger) or unscheduled is waited for, as over tcp,
+  // and a dead one is reported sooner by the connection manager.
+  c.max_retries = otp::retries_lasting(c, give_up_ns);
   return c;
 }
 }  // namespace
@@ -78,8 +77,10 @@ OtpConnection::OtpConnection(std::shared_ptr<Fabric> fabric, std::unique_ptr<cla
       link_(std::move(link)),
       my_address_(std::move(my_address)),
       peer_address_(std::move(peer_address)),
-      engine_(role, engine_config(link_->mtu())),
-      rto_ns_(engine_config(link_->mtu()).rto_ns),
+      give_up_ns_(static_cast<uint64_t>(
+          std::chrono::nanoseconds(fabric_->oob().peer_timeout()).count())),
+      engine_(role, engine_config(link_->mtu(), give_up_ns_)),
+      rto_ns_(engine_.config().rto_ns),
       rxbuf_(link_->mtu()) {
   engine_.set_sink(this);
 }
@@ -474,7 +475,7 @@ void OtpConnection::on_timer_due() {
       }
     } else if (now >= watch_due_) {
       watch_interval_ *= 2;
-      watch_due_ = watch_interval_ > kWatchLastNs ? 0 : now + watch_interval_;
+      watch_due_ = watch_interval_ > watch_last_ns() ? 0 : now + watch_interval_;
     }
   }
   if (const auto due = engine_.next_timer(); due && *due <= now) engine_.on_timer(now);

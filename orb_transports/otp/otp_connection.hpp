@@ -101,6 +101,8 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   // How late a timer may be before the service runs it although a thread is
   // in Recv (which runs it on time unless held up).
   uint64_t reader_grace_ns() const { return rto_ns_ / 2; }
+  // The idle watch ends well after a server repeating its reply has given up.
+  uint64_t watch_last_ns() const { return give_up_ns_ / 5 * 8; }
   // With mu_ held: the earliest of the engine's timer and the idle watch.
   std::optional<uint64_t> next_wakeup() const;
   // With mu_ held: moves engine deliveries into `ready_` (whole one-ways).
@@ -123,6 +125,8 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   std::unique_ptr<clan::DatagramLink> link_;
   std::string my_address_, peer_address_;
 
+  // How long a silent peer is waited for: the connection manager's peer timeout.
+  const uint64_t give_up_ns_;
   std::mutex mu_;  // the engine and the delivery queues; never held while waiting on the link
   otp::Engine engine_;
   uint64_t rto_ns_;

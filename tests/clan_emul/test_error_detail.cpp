@@ -123,6 +123,25 @@ TEST_CASE("node start: a runtime directory under a file is kSystem with the path
         "cannot create the runtime directory '" + bad + "': mkdir: Not a directory (errno 20)");
 }
 
+TEST_CASE("node start: CLAN_PEER_TIMEOUT_MS sets the peer timeout, and a bad value is named", "[error][oob]") {
+  test::RuntimeDir dir;
+  OobConfig c = test::oob_config(dir, "n1");  // heartbeat every 50 ms
+  for (const char* bad : {"abc", "-5", "50", "86400001"}) {
+    INFO(bad);
+    ::setenv("CLAN_PEER_TIMEOUT_MS", bad, 1);
+    auto m = OobManager::start(c);
+    REQUIRE_FALSE(m);
+    CHECK(m.error() == Errc::kInvalidArgument);
+    CHECK(error_message(m.error()).rfind(std::string("CLAN_PEER_TIMEOUT_MS='") + bad + "' ", 0) == 0);
+    CHECK(error_message(m.error()).find("51 to 86400000 milliseconds") != std::string::npos);
+  }
+  ::setenv("CLAN_PEER_TIMEOUT_MS", "45000", 1);
+  auto m = OobManager::start(c);
+  ::unsetenv("CLAN_PEER_TIMEOUT_MS");
+  REQUIRE(m);
+  CHECK((*m)->peer_timeout() == std::chrono::milliseconds(45000));
+}
+
 TEST_CASE("node start: a runtime directory that is a file is kInvalidArgument, not kSystem",
           "[error][oob]") {
   test::RuntimeDir dir;

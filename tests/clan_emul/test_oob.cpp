@@ -29,6 +29,7 @@
 
 #include "clan_emul/oob_manager.hpp"
 #include "clan_emul/oob_wire.hpp"
+#include "clan_emul/siphash.hpp"
 
 using namespace clan;
 using namespace std::chrono_literals;
@@ -253,6 +254,7 @@ TEST_CASE("oob wire: every truncation or extension of a valid frame is rejected"
   m.hdr.node = "node-1";
   m.hdr.instance = 42;
   m.hdr.pid = 1234;
+  for (uint8_t i = 0; i < m.hdr.token.size(); ++i) m.hdr.token[i] = static_cast<uint8_t>(0xa0 + i);
   m.dst_conn = 7;
   m.src_conn = 9;
   m.port = 5;
@@ -265,6 +267,7 @@ TEST_CASE("oob wire: every truncation or extension of a valid frame is rejected"
     REQUIRE(ok.has_value());
     CHECK(ok->hdr.node == "node-1");
     CHECK(ok->hdr.instance == 42);
+    CHECK(ok->hdr.token == m.hdr.token);
     for (std::size_t len = 0; len < f.size(); ++len) {
       INFO(to_string(m.hdr.type) << " truncated to " << len);
       CHECK_FALSE(decode({f.data(), len}).has_value());
@@ -290,7 +293,8 @@ TEST_CASE("oob wire: bad magic, version, type, name, pid, ids and lengths are re
     return !decode(f).has_value();
   };
   CHECK(bad(0, 0));     // magic
-  CHECK(bad(4, 2));     // version
+  CHECK(bad(4, 1));     // version 1, without the token
+  CHECK(bad(4, 3));     // a later version
   CHECK(bad(5, 0));     // type 0
   CHECK(bad(5, 99));    // unknown type
   CHECK(bad(7, '/'));   // node name character
@@ -624,7 +628,7 @@ TEST_CASE("oob: a peer killed with SIGKILL is reported kPeerDead", "[oob]") {
   child->wait_exit(Deadline::after(10s));
 }
 
-TEST_CASE("oob: a SIGSTOPped peer is declared dead by heartbeats after peer_timeout", "[oob]") {
+TEST_CASE("oob: a SIGSTOPped peer on this host is not declared dead however long its silence", "[oob]") {
   TempDir dir;
   constexpr auto kHb = 50ms;
   constexpr auto kTimeout = 300ms;
@@ -635,17 +639,192 @@ TEST_CASE("oob: a SIGSTOPped peer is declared dead by heartbeats after peer_time
   auto c = (*mgr)->connect("srv", 7, {}, Deadline::after(20s));
   REQUIRE(c.ok());
   REQUIRE(child.hear(Deadline::after(20s)) == "accepted");
-  // Alive (heartbeats flow) for several timeouts before the stop.
-  CHECK((*c)->wait_down(Deadline::after(3 * kTimeout)) == Errc::kTimeout);
-  CHECK((*c)->state() == OobState::kConnected);
   child.stop();
+  // Silent for many peer timeouts: its pidfd says it lives, so it is waited for.
+  CHECK((*c)->wait_down(Deadline::after(10 * kTimeout)) == Errc::kTimeout);
+  CHECK((*c)->state() == OobState::kConnected);
+  child.signal(SIGCONT);
+  child.say("done");  // it leaves in order: we see kClosed, not kPeerDead
+  REQUIRE((*c)->wait_down(Deadline::after(20s)) == Errc::kOk);
+  CHECK((*c)->state() == OobState::kClosed);
+  CHECK(child.wait_exit(Deadline::after(20s)) == 0);
+}
+
+namespace {
+
+// Takes node `name`'s lock in this process, as a node's manager would.
+int hold_node_lock(const TempDir& dir, const std::string& name) {
+  int fd = ::open((dir.path + "/" + name + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  if (fd >= 0 && ::fcntl(fd, F_OFD_SETLK, &fl) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+TEST_CASE("oob: a peer whose pid cannot be watched is declared dead after peer_timeout of silence", "[oob]") {
+  using namespace oob_wire;
+  TempDir dir;
+  constexpr auto kHb = 50ms;
+  constexpr auto kTimeout = 300ms;
+  auto mgr = OobManager::start(config(dir, "srv", kHb, kTimeout));
+  REQUIRE(mgr.ok());
+  auto l = (*mgr)->listen(7);
+  REQUIRE(l.ok());
+  // A node of another pid namespace, spoken by hand: one CONNECT_REQ, then silence.
+  int lock = hold_node_lock(dir, "far");
+  REQUIRE(lock >= 0);
+  zmq::context_t ctx;
+  zmq::socket_t raw(ctx, zmq::socket_type::dealer);
+  raw.set(zmq::sockopt::linger, 0);
+  raw.connect("ipc://" + dir.path + "/srv.oob");
+  Message req;
+  req.hdr.type = MsgType::kConnectReq;
+  req.hdr.node = "far";
+  req.hdr.instance = 99;
+  req.hdr.pid = ::getpid();
+  req.hdr.pid_ns = 1;  // not ours: its pid means nothing here
+  req.src_conn = 1;
+  req.port = 7;
+  raw.send(zmq::buffer(encode(req)), zmq::send_flags::none);
+  auto r = (*l)->next_request(Deadline::after(20s));
+  REQUIRE(r.ok());
+  auto c = r->accept({});
+  REQUIRE(c.ok());
   auto t0 = Clock::now();
-  REQUIRE((*c)->wait_down(Deadline::after(10s)) == Errc::kOk);
-  double dt = ms_since(t0);
+  REQUIRE((*c)->wait_down(Deadline::after(20s)) == Errc::kOk);
   CHECK((*c)->state() == OobState::kPeerDead);
-  // Silence counts from the last heartbeat, at most one interval before the stop.
-  CHECK(dt >= std::chrono::duration<double, std::milli>(kTimeout - 2 * kHb).count());
-  WARN("SIGSTOPped peer declared dead after " << dt << " ms (peer_timeout 300 ms, heartbeat 50 ms)");
+  CHECK(ms_since(t0) >= std::chrono::duration<double, std::milli>(kTimeout - 2 * kHb).count());
+  ::close(lock);
+}
+
+TEST_CASE("oob: a forged HEARTBEAT naming a connected node with a new instance is dropped and counted",
+          "[oob]") {
+  using namespace oob_wire;
+  TempDir dir;
+  // A hostile process of the same user: it reads node names from the runtime
+  // directory and speaks to the server's socket with a raw DEALER.
+  Child forger([&](Child& self) {
+    auto victim = self.heard(Deadline::after(30s));
+    CHILD_CHECK(victim.has_value());
+    zmq::context_t ctx;
+    zmq::socket_t raw(ctx, zmq::socket_type::dealer);
+    raw.set(zmq::sockopt::linger, 1000);
+    raw.connect("ipc://" + dir.path + "/srv.oob");
+    Message hb;
+    hb.hdr.type = MsgType::kHeartbeat;
+    hb.hdr.node = "cli";
+    hb.hdr.instance = 12345;  // "cli restarted"
+    hb.hdr.pid = std::stoi(*victim);
+    raw.send(zmq::buffer(encode(hb)), zmq::send_flags::none);
+    Message dc;  // and a DISCONNECT of its first connection
+    dc.hdr = hb.hdr;
+    dc.hdr.type = MsgType::kDisconnect;
+    dc.dst_conn = 1;
+    dc.src_conn = 1;
+    raw.send(zmq::buffer(encode(dc)), zmq::send_flags::none);
+    self.tell("sent");
+    self.heard(Deadline::after(60s));
+    return 0;
+  });
+  Child cli([&](Child& self) {
+    auto m = OobManager::start(config(dir, "cli"));
+    CHILD_CHECK(m.ok());
+    auto c = (*m)->connect("srv", 7, {}, Deadline::after(20s));
+    CHILD_CHECK(c.ok());
+    self.tell("connected");
+    CHILD_CHECK(self.heard(Deadline::after(60s)) == "again");
+    CHILD_CHECK((*c)->state() == OobState::kConnected);
+    auto c2 = (*m)->connect("srv", 7, {}, Deadline::after(20s));  // its calls go on
+    CHILD_CHECK(c2.ok());
+    CHILD_CHECK((*c)->disconnect() == Errc::kOk);
+    self.tell("closed");
+    CHILD_CHECK(self.heard(Deadline::after(60s)) == "done");
+    return 0;
+  });
+  auto mgr = OobManager::start(config(dir, "srv"));
+  REQUIRE(mgr.ok());
+  auto l = (*mgr)->listen(7);
+  REQUIRE(l.ok());
+  auto r = (*l)->next_request(Deadline::after(20s));
+  REQUIRE(r.ok());
+  auto c = r->accept({});
+  REQUIRE(c.ok());
+  REQUIRE(cli.hear(Deadline::after(20s)) == "connected");
+
+  forger.say(std::to_string(cli.pid()));
+  REQUIRE(forger.hear(Deadline::after(20s)) == "sent");
+  // Both frames are read and judged: the counter says when.
+  auto deadline = Deadline::after(20s);
+  while ((*mgr)->stats().forged_dropped < 2 && !deadline.expired()) std::this_thread::yield();
+  CHECK((*mgr)->stats().forged_dropped == 2);
+  CHECK((*c)->state() == OobState::kConnected);
+
+  cli.say("again");
+  auto r2 = (*l)->next_request(Deadline::after(20s));
+  REQUIRE(r2.ok());
+  CHECK(r2->accept({}).ok());
+  REQUIRE(cli.hear(Deadline::after(20s)) == "closed");
+  // The orderly DISCONNECT of the real node is believed.
+  REQUIRE((*c)->wait_down(Deadline::after(20s)) == Errc::kOk);
+  CHECK((*c)->state() == OobState::kClosed);
+  cli.say("done");
+  CHECK(cli.wait_exit(Deadline::after(20s)) == 0);
+  forger.say("done");
+  CHECK(forger.wait_exit(Deadline::after(20s)) == 0);
+}
+
+TEST_CASE("oob: a node restarted under the same name is recognised while its old connection is open",
+          "[oob]") {
+  TempDir dir;
+  auto client = [&](Child& self) {
+    CHILD_CHECK(self.heard(Deadline::after(30s)) == "go");
+    auto m = OobManager::start(config(dir, "cli"));
+    CHILD_CHECK(m.ok());
+    auto c = (*m)->connect("srv", 7, {}, Deadline::after(20s));
+    CHILD_CHECK(c.ok());
+    self.tell("connected");
+    self.heard(Deadline::after(60s));
+    return 0;
+  };
+  // Both forked before this process starts its manager's thread.
+  Child first(client);
+  Child second(client);
+  auto mgr = OobManager::start(config(dir, "srv"));
+  REQUIRE(mgr.ok());
+  auto l = (*mgr)->listen(7);
+  REQUIRE(l.ok());
+  first.say("go");
+  auto r = (*l)->next_request(Deadline::after(20s));
+  REQUIRE(r.ok());
+  auto c = r->accept({});
+  REQUIRE(c.ok());
+  REQUIRE(first.hear(Deadline::after(20s)) == "connected");
+  first.kill_and_reap();
+  second.say("go");
+  auto r2 = (*l)->next_request(Deadline::after(20s));
+  REQUIRE(r2.ok());
+  auto c2 = r2->accept({});
+  REQUIRE(c2.ok());
+  REQUIRE(second.hear(Deadline::after(20s)) == "connected");
+  REQUIRE((*c)->wait_down(Deadline::after(20s)) == Errc::kOk);
+  CHECK((*c)->state() == OobState::kPeerDead);
+  CHECK((*c2)->state() == OobState::kConnected);
+  CHECK((*mgr)->stats().forged_dropped == 0);
+}
+
+TEST_CASE("siphash: the reference test vectors", "[oob]") {
+  SipKey key{};
+  for (uint8_t i = 0; i < 16; ++i) key[i] = i;
+  std::vector<std::byte> msg;
+  CHECK(siphash24(key, msg) == 0x726fdb47dd0e0e31ull);
+  for (uint8_t i = 0; i < 15; ++i) msg.push_back(std::byte{i});
+  CHECK(siphash24(key, msg) == 0xa129ca6149be45e5ull);
 }
 
 TEST_CASE("oob: a peer dying while our connect is pending gives kPeerDead", "[oob]") {
@@ -942,4 +1121,79 @@ TEST_CASE("oob: to_string names every state", "[oob]") {
   CHECK(std::string(to_string(OobState::kClosed)) == "closed by peer");
   CHECK(std::string(to_string(OobState::kPeerDead)) == "peer dead");
   CHECK(std::string(to_string(OobState::kLocalClosed)) == "closed locally");
+}
+
+namespace {
+
+// A child that holds node `name` until killed.
+int holding_node(Child& self, const TempDir& dir, const std::string& name) {
+  auto mgr = OobManager::start(config(dir, name));
+  CHILD_CHECK(mgr.ok());
+  self.tell("ready");
+  self.heard(Deadline::after(60s));
+  return 0;
+}
+
+// Leaves behind the files of node `name`, as a process killed while holding it does.
+void leave_killed_node(const TempDir& dir, const std::string& name) {
+  Child holder([&](Child& self) { return holding_node(self, dir, name); });
+  REQUIRE(holder.hear(Deadline::after(20s)) == "ready");
+  holder.kill_and_reap();
+}
+
+}  // namespace
+
+TEST_CASE("oob: a starting node removes the files of killed nodes and leaves live ones", "[oob]") {
+  TempDir dir;
+  // All up before any dies: each start sweeps what is dead by then.
+  Child dead1([&](Child& self) { return holding_node(self, dir, "dead1"); });
+  Child dead2([&](Child& self) { return holding_node(self, dir, "dead2"); });
+  Child live([&](Child& self) { return accepting_server(self, dir, "live", 7, 1); });
+  for (Child* c : {&dead1, &dead2, &live}) REQUIRE(c->hear(Deadline::after(20s)) == "ready");
+  dead1.kill_and_reap();
+  dead2.kill_and_reap();
+  for (const char* f : {"dead1.lock", "dead1.oob", "dead2.lock", "dead2.oob"}) CHECK(dir.has(f));
+
+  auto mgr = OobManager::start(config(dir, "fresh"));
+  REQUIRE(mgr.ok());
+  for (const char* f : {"dead1.lock", "dead1.oob", "dead2.lock", "dead2.oob"}) {
+    INFO(f);
+    CHECK_FALSE(dir.has(f));
+  }
+  CHECK(dir.has("live.lock"));
+  CHECK(dir.has("live.oob"));
+  CHECK(dir.has("fresh.lock"));
+  CHECK((*mgr)->connect("live", 7, {}, Deadline::after(20s)).ok());
+  REQUIRE(live.hear(Deadline::after(20s)) == "accepted");
+  live.say("done");
+  CHECK(live.wait_exit(Deadline::after(20s)) == 0);
+}
+
+TEST_CASE("oob: a node starting under a dead node's name while another node sweeps it keeps the name",
+          "[oob]") {
+  TempDir dir;
+  constexpr int kRounds = 30;
+  for (int round = 0; round < kRounds; ++round) {
+    INFO("round " << round);
+    leave_killed_node(dir, "name");
+    REQUIRE(dir.has("name.lock"));
+    // Both start at the word "go": one takes the name, the other sweeps it.
+    auto at_go = [&dir](std::string node) {
+      return [&dir, node](Child& self) {
+        CHILD_CHECK(self.heard(Deadline::after(30s)) == "go");
+        return accepting_server(self, dir, node, 7, 1);
+      };
+    };
+    Child owner(at_go("name")), sweeper(at_go("other" + std::to_string(round)));
+    owner.say("go");
+    sweeper.say("go");
+    REQUIRE(owner.hear(Deadline::after(20s)) == "ready");
+    REQUIRE(sweeper.hear(Deadline::after(20s)) == "ready");
+    // The name's files are the owner's: it is reachable through them.
+    CHECK(dir.has("name.lock"));
+    CHECK(dir.has("name.oob"));
+    auto mgr = OobManager::start(config(dir, "probe"));
+    REQUIRE(mgr.ok());
+    CHECK((*mgr)->connect("name", 7, {}, Deadline::after(20s)).ok());
+  }
 }

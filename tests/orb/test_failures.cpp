@@ -6,6 +6,9 @@
 #include <signal.h>
 
 #include <atomic>
+#include <chrono>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 
@@ -96,5 +99,63 @@ TEST_CASE("client killed mid-call: the server survives and serves the next clien
   echo_var e = server.echo();
   CORBA::String_var r = e->echoString("still serving");
   CHECK(std::string(r.in()) == "still serving");
+  CHECK(server.stop() == 0);
+}
+
+namespace {
+
+// Whether /proc says `pid` is stopped by a signal (state 'T').
+bool process_stopped(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'T';
+}
+
+bool wait_until_stopped(pid_t pid, std::chrono::milliseconds limit) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (!process_stopped(pid)) {
+    if (std::chrono::steady_clock::now() >= end) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+}  // namespace
+
+// A debugger breakpoint, a long garbage collection or a swap stall stops a
+// server without killing it: as over tcp, the client's call waits for it.
+TEST_CASE("server stopped by SIGSTOP mid-call for seconds then continued: the call completes", "[orb]") {
+  const Transport t = GENERATE(from_range(fabric_transports()));
+  INFO("transport " << t.name);
+  // Seconds beyond a heartbeat bound of one second and a retransmission
+  // give-up of five: on one host a stopped peer is never timed out.
+  constexpr auto kStopped = std::chrono::seconds(7);
+  Server server(t, Threading::kPerConnection);
+  echo_var e = server.echo();
+  REQUIRE(!CORBA::is_nil(e));
+  CORBA::String_var warm = e->echoString("warm-up");
+
+  std::atomic<bool> stopped{false}, released{false};
+  std::thread stopper([&] {
+    if (!server.wait_stalled()) return;
+    ::kill(server.pid(), SIGSTOP);
+    stopped = wait_until_stopped(server.pid(), std::chrono::seconds(20));
+    std::this_thread::sleep_for(kStopped);  // the stop itself is what is under test
+    ::kill(server.pid(), SIGCONT);
+    released = server.release_one();
+  });
+  // No call timeout: only the server's death may end this call early.
+  CORBA::String_var r;
+  std::string ex = system_exception_of([&] { r = e->echoString(kStallMessage); });
+  stopper.join();
+  CHECK(stopped);
+  CHECK(released);
+  INFO("exception: " << (ex.empty() ? "none" : ex));
+  CHECK(ex.empty());
+  CHECK((r.in() != nullptr && std::string(r.in()) == kStallMessage));
+  // And the connection still serves.
+  CORBA::String_var after = e->echoString("after the stop");
+  CHECK(std::string(after.in()) == "after the stop");
   CHECK(server.stop() == 0);
 }

@@ -71,7 +71,7 @@ TEST_CASE("otp under loss: 5 % drop, 0.5 % corruption each way", "[orb][otp][los
 }
 
 // An idle client's acknowledgement lost: the server repeats its reply into a
-// link nobody reads, and after about 5 s without an answer gives up on the
+// link nobody reads, and after the peer timeout (5 s here) without an answer gives up on the
 // connection, so the client's next call on it would fail (it did, against a
 // thread-per-connection server, before the watch). The client's idle watch
 // takes those repeats in and acknowledges again. The client drops
@@ -93,6 +93,7 @@ TEST_CASE("otp: an idle client whose acknowledgement was lost answers the server
   REQUIRE(seed != 0);
   setenv("ORBotpLossPpm", std::to_string(static_cast<int>(kDrop * 1e6)).c_str(), 1);
   setenv("ORBotpSeed", std::to_string(seed).c_str(), 1);
+  setenv("CLAN_PEER_TIMEOUT_MS", "5000", 1);  // the server's give-up horizon
   const Transport otp{"otp", {"giop:otp::"}};
   const Threading mode = GENERATE(Threading::kPerConnection, Threading::kPool);
   INFO("server: " << to_string(mode));
@@ -101,7 +102,7 @@ TEST_CASE("otp: an idle client whose acknowledgement was lost answers the server
   REQUIRE(!CORBA::is_nil(e));
   CORBA::String_var r = e->echoString("before");
   CHECK(std::string(r.in()) == "before");
-  // Idle past the server's give-up horizon (engine_config: about 5 s).
+  // Idle past the server's give-up horizon (engine_config: the peer timeout).
   std::this_thread::sleep_for(std::chrono::milliseconds(6500));
   try {
     r = e->echoString("after");

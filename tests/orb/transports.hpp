@@ -31,6 +31,16 @@ inline std::vector<Transport> transports() {
   return list;
 }
 
+// The transports over clan_emul, whose connections an out-of-band connection
+// manager sets up and watches.
+inline std::vector<Transport> fabric_transports() {
+  std::vector<Transport> out;
+  for (const Transport& t : transports()) {
+    if (t.name == "clan" || t.name == "otp" || t.name == "via") out.push_back(t);
+  }
+  return out;
+}
+
 // The server's threading mode: omniORB's default thread per connection, or
 // the thread pool (-ORBthreadPerConnectionPolicy 0), which drives a different
 // path of the transport (setSelectable/Peek and the endpoint's monitor).
