@@ -681,7 +681,8 @@ void Core::dispatch_mt(const Message& m) {
 
 Core::PeerNode* Core::get_node_mt(const std::string& name, bool create) {
   if (auto it = nodes_.find(name); it != nodes_.end()) return &it->second;
-  if (!create || nodes_.size() >= kMaxPeers) return nullptr;
+  if (!create) return nullptr;
+  if (nodes_.size() >= kMaxPeers && !evict_idle_node_mt()) return nullptr;
   PeerNode& n = nodes_[name];
   n.name = name;
   n.our_token = token_for(name);
@@ -777,6 +778,33 @@ void Core::node_died_mt(PeerNode& n) {
     c->leave(OobState::kPeerDead);
     c->notify_down();
   }
+}
+
+// Forgets idle peers (their DEALERs keep reconnecting otherwise) as soon as
+// their node is gone (lock released), else after kIdlePeerGrace whatever the
+// peer timeout: a server with churning clients must not hold a record and a
+// socket per client gone.
+void Core::forget_idle_nodes_mt(Clock::time_point now) {
+  std::vector<std::string> names;
+  for (auto& [name, n] : nodes_) {
+    if (!n.conns.empty() || n.pending_connects != 0) continue;
+    if (now - n.last_used > kIdlePeerGrace || !node_alive(cfg_.runtime_dir, name)) names.push_back(name);
+  }
+  for (auto& name : names) erase_node_mt(name);
+}
+
+// Makes room in a full table by forgetting the least recently used idle
+// peer; false if every peer holds a connection or a pending connect.
+bool Core::evict_idle_node_mt() {
+  auto victim = nodes_.end();
+  for (auto it = nodes_.begin(); it != nodes_.end(); ++it) {
+    const PeerNode& n = it->second;
+    if (!n.conns.empty() || n.pending_connects != 0) continue;
+    if (victim == nodes_.end() || n.last_used < victim->second.last_used) victim = it;
+  }
+  if (victim == nodes_.end()) return false;
+  erase_node_mt(victim->first);
+  return true;
 }
 
 void Core::erase_node_mt(const std::string& name) {
@@ -1032,16 +1060,7 @@ void Core::on_timer_mt(Clock::time_point now) {
       if (!node_alive(cfg_.runtime_dir, p.node)) dead.push_back(id);
     }
     for (uint64_t id : dead) finish_pending_mt(id, Errc::kPeerDead);
-    // Forget idle peers (their DEALERs keep reconnecting otherwise), soon
-    // and whatever the peer timeout: a server with churning clients would
-    // otherwise hold a socket per client gone.
-    for (auto& [name, n] : nodes_) {
-      if (n.conns.empty() && n.pending_connects == 0 && now - n.last_used > kIdlePeerGrace) {
-        names.push_back(name);
-      }
-    }
-    for (auto& name : names) erase_node_mt(name);
-    names.clear();
+    forget_idle_nodes_mt(now);
   }
   // Silence: a peer whose process we cannot watch is hung, stopped, remote
   // and gone, or dead elsewhere; we cannot tell which.

@@ -155,6 +155,8 @@ class Core : public std::enable_shared_from_this<Core> {
   void node_alive_mt(PeerNode& n, const oob_wire::Header& h);
   void node_died_mt(PeerNode& n);
   void erase_node_mt(const std::string& name);
+  void forget_idle_nodes_mt(Clock::time_point now);
+  bool evict_idle_node_mt();
   bool send_mt(PeerNode& n, oob_wire::Message& m);  // fills the header
   void finish_pending_mt(uint64_t id, ConnResult r);
   void add_conn_mt(PeerNode& n, std::shared_ptr<ConnShared> c);
