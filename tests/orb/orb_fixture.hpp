@@ -6,6 +6,7 @@
 
 #include <omniORB4/CORBA.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <atomic>
@@ -73,9 +74,19 @@ inline std::string replace_all(std::string s, const std::string& from, const std
   return s;
 }
 
+// This process's environment with `extra` ("NAME=value") added.
+inline std::vector<std::string> environment_with(const std::vector<std::string>& extra) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  env.insert(env.end(), extra.begin(), extra.end());
+  return env;
+}
+
 class Server {
  public:
-  Server(const Transport& t, Threading mode, std::vector<std::string> extra = {}) {
+  // `env`: variables ("NAME=value") the server gets besides ours.
+  Server(const Transport& t, Threading mode, std::vector<std::string> extra = {},
+         const std::vector<std::string>& env = {}) {
     std::vector<std::string> args{"server"};
     for (const auto& ep : t.server_endpoints) {
       args.push_back("-ORBendPoint");
@@ -83,7 +94,8 @@ class Server {
     }
     for (auto& a : server_orb_args(mode)) args.push_back(a);
     for (auto& a : extra) args.push_back(a);
-    proc_ = std::make_unique<Process>(kPeerPath, args);
+    proc_ = env.empty() ? std::make_unique<Process>(kPeerPath, args)
+                        : std::make_unique<Process>(kPeerPath, args, false, environment_with(env));
     auto echo_line = proc_->wait_for_line("echo ");
     auto ttcp_line = proc_->wait_for_line("ttcp ");
     auto ready = proc_->wait_for_line("ready");
@@ -111,6 +123,10 @@ class Server {
     return proc_->wait_for_line("stalled", limit).has_value();
   }
   bool release_one() { return proc_->send_line(kReleaseLine); }
+  // Makes the server use up its descriptors (see kExhaustFdsLine).
+  bool exhaust_fds(std::chrono::milliseconds limit = 20s) {
+    return proc_->send_line(kExhaustFdsLine) && proc_->wait_for_line("exhausted", limit).has_value();
+  }
 
   // Asks the server to shut down; its exit code (0 = clean), -1 if it hung.
   int stop(std::chrono::milliseconds limit = 20s) {
