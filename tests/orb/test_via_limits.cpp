@@ -113,3 +113,55 @@ TEST_CASE("a giop:via server refuses at once a VI whose attributes it cannot acc
   CHECK((reply.in() != nullptr && std::string(reply.in()) == "after the refusal"));
   CHECK(server.stop() == 0);
 }
+
+TEST_CASE("a giop:via server out of descriptors breaks the connection whose reply it cannot send: "
+          "COMM_FAILURE at once",
+          "[orb][via]") {
+  const Threading mode = GENERATE(Threading::kPerConnection, Threading::kPool);
+  INFO("server " << to_string(mode));
+  Server server(via_transport(), mode);
+  // No locate request first: the stalled call is the first message on its
+  // connection, so its reply is the server's first send there, which maps
+  // the client's receive buffers and needs a descriptor to do so.
+  auto client = start_client({"--ior", server.echo_ior(), "--stall", "--expect", "COMM_FAILURE",
+                              "-ORBverifyObjectExistsAndType", "0", "-ORBclientCallTimeOutPeriod",
+                              std::to_string(kCallTimeout / 1ms)});
+  REQUIRE(server.wait_stalled());
+  REQUIRE(server.exhaust_fds());
+  int code = -1;
+  const auto took = time_of([&] {
+    REQUIRE(server.release_one());
+    code = client->wait(60s);
+  });
+  CHECK(code == kClientOk);
+  CHECK(took < kPromptly);
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("a giop:via server out of descriptors refuses a new connection at once: TRANSIENT", "[orb][via]") {
+  const Threading mode = GENERATE(Threading::kPerConnection, Threading::kPool);
+  INFO("server " << to_string(mode));
+  Server server(via_transport(), mode);
+  echo_var e = server.echo();
+  REQUIRE(!CORBA::is_nil(e));
+  omniORB::setClientCallTimeout(e, static_cast<CORBA::ULong>(kCallTimeout / 1ms));
+  CORBA::String_var warm = e->echoString("warm-up");  // a connection, and the peers know each other
+  REQUIRE(server.exhaust_fds());
+  // The first connection busy in a stalled call, a second call needs a
+  // second connection, which the server cannot make.
+  std::string stalled_outcome = "not run";
+  std::thread stalled([&] {
+    stalled_outcome = system_exception_of([&] { CORBA::String_var r = e->echoString(kStallMessage); });
+  });
+  REQUIRE(server.wait_stalled());
+  std::string refused;
+  const auto took = time_of([&] {
+    refused = system_exception_of([&] { CORBA::String_var r = e->echoString("a second connection"); });
+  });
+  CHECK(refused == "TRANSIENT");
+  CHECK(took < kPromptly);
+  REQUIRE(server.release_one());
+  stalled.join();
+  CHECK(stalled_outcome.empty());  // its connection was made before and is not disturbed
+  CHECK(server.stop() == 0);
+}
