@@ -1,7 +1,8 @@
 // Connection management over the CLAN out-of-band manager (paper 001 sect.
-// 3.3.1): each side's handshake blob carries the cookies of its cookie-queue
-// and transfer-queue rings, and the receive descriptors it posted before the
-// connection existed, so a peer may send as soon as the connection is up.
+// 3.3.1): each side's handshake blob carries the cookie of its channel block
+// (its cookie-queue and transfer-queue rings, wire::block_layout), and the
+// receive descriptors it posted before the connection existed, so a peer may
+// send as soon as the connection is up.
 // Host names are OOB node names; the discriminator selects the port.
 #include <cstring>
 
