@@ -80,21 +80,30 @@ Result<SharedMemory> SharedMemory::open_peer(pid_t pid, int fd, const std::strin
     return set_error(Errc::kStaleCookie, 0, "'%s' is '%s', not the peer's '%s'", path, target, want.c_str());
   }
 
+  // The descriptor is needed only until the memory is mapped: the mapping
+  // keeps the memfd alive, so a process holding many imports holds no
+  // descriptor for them.
+  const int opened = open(path, O_RDWR | O_CLOEXEC);
+  if (opened < 0) return set_error(Errc::kStaleCookie, errno, "cannot open the peer's memory '%s': open", path);
+  Result<SharedMemory> m = map_peer_fd(opened, path, min_size);
+  close(opened);
+  return m;
+}
+
+Result<SharedMemory> SharedMemory::map_peer_fd(int fd, const char* path, size_t min_size) {
   SharedMemory m;
-  m.fd_ = open(path, O_RDWR | O_CLOEXEC);
-  if (m.fd_ < 0) return set_error(Errc::kStaleCookie, errno, "cannot open the peer's memory '%s': open", path);
   struct stat st {};
-  if (fstat(m.fd_, &st) != 0) return set_error(Errc::kSystem, errno, "cannot read the size of '%s': fstat", path);
+  if (fstat(fd, &st) != 0) return set_error(Errc::kSystem, errno, "cannot read the size of '%s': fstat", path);
   m.size_ = static_cast<size_t>(st.st_size);
   if (m.size_ < min_size || m.size_ == 0) {
     return set_error(Errc::kCorrupt, 0, "the peer's memory '%s' is %zu bytes, below %zu", path, m.size_, min_size);
   }
   // A region whose size its owner could still change is refused (see create()).
-  const int seals = fcntl(m.fd_, F_GET_SEALS);
+  const int seals = fcntl(fd, F_GET_SEALS);
   if (seals < 0 || (seals & kSizeSeals) != kSizeSeals) {
     return set_error(Errc::kCorrupt, 0, "the peer's memory '%s' is not sealed against resizing", path);
   }
-  void* p = mmap(nullptr, m.size_, PROT_READ | PROT_WRITE, MAP_SHARED, m.fd_, 0);
+  void* p = mmap(nullptr, m.size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) {
     return set_error(Errc::kNoResources, errno, "cannot map %zu bytes of the peer's '%s': mmap", m.size_, path);
   }

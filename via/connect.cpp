@@ -1,7 +1,8 @@
 // Connection management over the CLAN out-of-band manager (paper 001 sect.
-// 3.3.1): each side's handshake blob carries the cookies of its cookie-queue
-// and transfer-queue rings, and the receive descriptors it posted before the
-// connection existed, so a peer may send as soon as the connection is up.
+// 3.3.1): each side's handshake blob carries the cookie of its channel block
+// (its cookie-queue and transfer-queue rings, wire::block_layout), and the
+// receive descriptors it posted before the connection existed, so a peer may
+// send as soon as the connection is up.
 // Host names are OOB node names; the discriminator selects the port.
 #include <cstring>
 
@@ -47,18 +48,19 @@ void write_address(VIP_NET_ADDRESS* a, const std::string& host, const uint8_t* d
 clan::Result<std::shared_ptr<Conn>> make_conn(Vi* vi) {
   clan::Nic& nic = *vi->nic->nic;
   auto c = std::make_shared<Conn>();
-  auto ck_rx = CookieReceiver::create(nic, kCookieSlots);
+  // One region for all four parts: one descriptor for the VI, not four.
+  const wire::BlockLayout l = wire::block_layout(kCookieSlots, kTransferSlots);
+  auto block = nic.export_region(l.bytes);
+  if (!block) return block.error();
+  c->block = std::move(block.value());
+  auto ck_rx = CookieReceiver::create(nic, c->block, l.ck_ring, kCookieSlots);
   if (!ck_rx) return ck_rx.error();
   c->ck_rx = std::move(ck_rx.value());
-  auto ck_tx = CookieSender::create(nic);
-  if (!ck_tx) return ck_tx.error();
-  c->ck_tx = std::move(ck_tx.value());
-  auto tq_rx = TransferReceiver::create(nic, kTransferSlots);
+  c->ck_tx = std::make_unique<CookieSender>(c->block.data() + l.ck_sender);
+  auto tq_rx = TransferReceiver::create(nic, c->block, l.tq_ring, kTransferSlots);
   if (!tq_rx) return tq_rx.error();
   c->tq_rx = std::move(tq_rx.value());
-  auto tq_tx = TransferSender::create(nic);
-  if (!tq_tx) return tq_tx.error();
-  c->tq_tx = std::move(tq_tx.value());
+  c->tq_tx = std::make_unique<TransferSender>(c->block.data() + l.tq_sender);
   // Completion queues (sect. 3.6): the transfer queue's tripwire posts to the
   // receive CQ; DMA completions and arriving receive descriptors (which let
   // deferred sends go) to the send CQ.
@@ -85,10 +87,7 @@ std::vector<std::byte> hello_of(Vi* vi, const Conn& c, const Address& local) {
   h.flags = vi->attrs.EnableRdmaWrite ? wire::kRdmaWrite : 0;
   h.tq_slots = c.tq_rx->slots();
   h.ck_slots = c.ck_rx->slots();
-  h.ck_ring = c.ck_rx->cookie();
-  h.ck_read = c.ck_tx->cookie();
-  h.tq_ring = c.tq_rx->cookie();
-  h.tq_read = c.tq_tx->cookie();
+  h.block = c.block.cookie();
   std::vector<std::byte> blob(sizeof h);
   std::memcpy(blob.data(), &h, sizeof h);
   // The receive descriptors posted so far, as far as they fit.
@@ -121,10 +120,14 @@ Errc attach(Vi* vi, Conn& c, const std::vector<std::byte>& blob) {
   if (h.tq_slots == 0 || h.tq_slots > 4096 || h.ck_slots < kCookieSlots || h.ck_slots > 4096) {
     return Errc::kCorrupt;
   }
-  clan::Nic& nic = *vi->nic->nic;
-  if (Errc e = c.ck_tx->attach(nic, h.ck_ring, h.ck_slots); e != Errc::kOk) return e;
-  if (Errc e = c.tq_tx->attach(nic, h.tq_ring, h.tq_slots); e != Errc::kOk) return e;
-  if (Errc e = c.tq_rx->attach(nic, h.tq_read); e != Errc::kOk) return e;
+  const wire::BlockLayout l = wire::block_layout(h.ck_slots, h.tq_slots);
+  if (h.block.length < l.bytes) return Errc::kCorrupt;
+  auto peer = vi->nic->nic->import(h.block);
+  if (!peer) return peer.error();
+  c.peer_block = std::move(peer.value());
+  if (Errc e = c.ck_tx->attach(c.peer_block, l.ck_ring, h.ck_slots); e != Errc::kOk) return e;
+  if (Errc e = c.tq_tx->attach(c.peer_block, l.tq_ring, h.tq_slots); e != Errc::kOk) return e;
+  if (Errc e = c.tq_rx->attach(c.peer_block, l.tq_sender); e != Errc::kOk) return e;
   vi->remote.clear();
   vi->next_remote = 0;
   size_t at = sizeof h;
@@ -139,7 +142,7 @@ Errc attach(Vi* vi, Conn& c, const std::vector<std::byte>& blob) {
     vi->remote.push_back(rd);
   }
   // The ring carries the peer's descriptors from here on.
-  if (Errc e = c.ck_rx->attach(nic, h.ck_read, vi->next_remote); e != Errc::kOk) return e;
+  if (Errc e = c.ck_rx->attach(c.peer_block, l.ck_sender, vi->next_remote); e != Errc::kOk) return e;
   // A send CQ hears of every arriving descriptor (deferred sends may go).
   if (vi->send_cq) {
     c.ck_rx->want_doorbell(true);

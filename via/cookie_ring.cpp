@@ -18,68 +18,60 @@ uint64_t load_word(const std::byte* p) {
 size_t slot_at(uint64_t pos, uint32_t slots) { return kCkRing + (pos % slots) * kCkSlot; }
 }  // namespace
 
-clan::Result<std::unique_ptr<CookieSender>> CookieSender::create(clan::Nic& nic) {
-  auto r = nic.export_region(kCkSenderBytes);
-  if (!r) return r.error();
-  auto s = std::make_unique<CookieSender>();
-  s->region_ = std::move(r.value());
-  return s;
-}
-
-Errc CookieSender::attach(clan::Nic& nic, const clan::RdmaCookie& ring, uint32_t slots) {
-  if (slots < 8 || slots > 4096 || ring.length < ck_region_bytes(slots)) return Errc::kCorrupt;
-  auto ap = nic.import(ring);
-  if (!ap) return ap.error();
-  ring_ = std::move(ap.value());
+Errc CookieSender::attach(clan::Aperture& peer, size_t at, uint32_t slots) {
+  if (slots < 8 || slots > 4096 || at > peer.size() || peer.size() - at < ck_region_bytes(slots)) {
+    return Errc::kCorrupt;
+  }
+  ring_ = &peer;
+  ring_at_ = at;
   slots_ = slots;
   return Errc::kOk;
 }
 
 Errc CookieSender::push(uint64_t pos, const void* msg, size_t len) {
   if (len > kCkMessage) return Errc::kInvalidArgument;
-  const uint64_t read = load_word(region_.data() + kCkRead);  // the peer wrote it
+  const uint64_t read = load_word(words_ + kCkRead);  // the peer wrote it
   if (read > pos || pos - read >= slots_) return Errc::kCorrupt;
-  const size_t at = slot_at(pos, slots_);
-  Errc e = ring_.write(at + 8, msg, len);
-  if (e == Errc::kOk) e = ring_.write_word(at, pos + 1);  // the tag publishes it
+  const size_t at = ring_at_ + slot_at(pos, slots_);
+  Errc e = ring_->write(at + 8, msg, len);
+  if (e == Errc::kOk) e = ring_->write_word(at, pos + 1);  // the tag publishes it
   if (e != Errc::kOk) return e;
   // Pairs with want_doorbell's fence: either the reader sees the tag, or we
   // see its request and ring.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (load_word(region_.data() + kCkWant) != 0) e = ring_.write_word(kCkDoorbell, pos + 1);
+  if (load_word(words_ + kCkWant) != 0) e = ring_->write_word(ring_at_ + kCkDoorbell, pos + 1);
   // The next slot was last written a lap (512 posts) ago: with dozens of
   // VIs its lines have left the caches, and fetching them would stall the
   // next push's fence. Fetch them now, while they are not needed.
-  ring_.prefetch_for_write(slot_at(pos + 1, slots_), 8 + len);
+  ring_->prefetch_for_write(ring_at_ + slot_at(pos + 1, slots_), 8 + len);
   return e;
 }
 
 clan::Result<std::unique_ptr<CookieReceiver>> CookieReceiver::create(clan::Nic& nic,
-                                                                     uint32_t slots) {
-  auto r = nic.export_region(ck_region_bytes(slots));
-  if (!r) return r.error();
+                                                                     const clan::Region& block,
+                                                                     size_t at, uint32_t slots) {
+  if (at > block.size() || block.size() - at < ck_region_bytes(slots)) return Errc::kInvalidArgument;
   auto q = std::make_unique<CookieReceiver>();
-  q->region_ = std::move(r.value());
+  q->ring_ = block.data() + at;
   q->slots_ = slots;
-  auto tw = nic.arm_tripwire(q->region_, kCkDoorbell);
+  auto tw = nic.arm_tripwire(block, at + kCkDoorbell);
   if (!tw) return tw.error();
   q->tripwire_ = std::move(tw.value());
   return q;
 }
 
-Errc CookieReceiver::attach(clan::Nic& nic, const clan::RdmaCookie& sender, uint64_t first) {
-  if (sender.length < kCkSenderBytes) return Errc::kCorrupt;
-  auto ap = nic.import(sender);
-  if (!ap) return ap.error();
-  sender_ = std::move(ap.value());
+Errc CookieReceiver::attach(clan::Aperture& peer, size_t at, uint64_t first) {
+  if (at > peer.size() || peer.size() - at < kCkSenderBytes) return Errc::kCorrupt;
+  sender_ = &peer;
+  sender_at_ = at;
   next_.store(first, std::memory_order_relaxed);
   // Our starting point: the peer's room is counted from here.
-  return sender_.write_word(kCkRead, first);
+  return sender_->write_word(sender_at_ + kCkRead, first);
 }
 
 const std::byte* CookieReceiver::peek() const {
   const uint64_t next = next_.load(std::memory_order_relaxed);
-  const std::byte* slot = region_.data() + slot_at(next, slots_);
+  const std::byte* slot = ring_ + slot_at(next, slots_);
   // Any other tag is an older lap's (or garbage): not yet written.
   return load_word(slot) == next + 1 ? slot + 8 : nullptr;
 }
@@ -90,14 +82,14 @@ void CookieReceiver::consume() {
   // The peer has at most kMaxDescriptorsPerQueue descriptors in the ring, far
   // below its size: a read pointer an eighth of the ring behind is as good.
   if (next % std::max<uint32_t>(slots_ / 8, 1) == 0) {
-    sender_.write_word(kCkRead, next);  // a dead peer's region: the error is moot
+    sender_->write_word(sender_at_ + kCkRead, next);  // a dead peer's region: the error is moot
   }
 }
 
 void CookieReceiver::want_doorbell(bool on) {
   if (on == want_) return;
   want_ = on;
-  sender_.write_word(kCkWant, on ? 1 : 0);
+  sender_->write_word(sender_at_ + kCkWant, on ? 1 : 0);
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 

@@ -25,30 +25,35 @@ namespace via {
 // At the VI that posts receive descriptors: writes them into the peer's ring.
 class CookieSender {
  public:
-  static clan::Result<std::unique_ptr<CookieSender>> create(clan::Nic& nic);
-  // Where the peer writes its read pointer and its doorbell request.
-  clan::RdmaCookie cookie() const { return region_.cookie(); }
-  clan::Errc attach(clan::Nic& nic, const clan::RdmaCookie& ring, uint32_t slots);
+  // `words`: where in this VI's channel block the peer writes its read
+  // pointer and its doorbell request (wire::kCkSenderBytes).
+  explicit CookieSender(const std::byte* words) : words_(words) {}
+  // The ring at `at` in the peer's block, mapped by `peer` (which must
+  // outlive this object).
+  clan::Errc attach(clan::Aperture& peer, size_t at, uint32_t slots);
   // Writes the message of descriptor number `pos` (len <= wire::kCkMessage).
   // kCorrupt if the peer's read pointer is impossible or leaves no room (a
   // peer that reads honestly always leaves room: see kCookieSlots).
   clan::Errc push(uint64_t pos, const void* msg, size_t len);
 
  private:
-  clan::Region region_;
-  clan::Aperture ring_;
+  const std::byte* words_;
+  clan::Aperture* ring_ = nullptr;
+  size_t ring_at_ = 0;
   uint32_t slots_ = 0;
 };
 
 // At the VI that sends: reads the peer's receive descriptors from its ring.
 class CookieReceiver {
  public:
-  static clan::Result<std::unique_ptr<CookieReceiver>> create(clan::Nic& nic, uint32_t slots);
-  clan::RdmaCookie cookie() const { return region_.cookie(); }
+  // The ring at `at` in `block`, this VI's channel block (wire::ck_region_bytes(slots)).
+  static clan::Result<std::unique_ptr<CookieReceiver>> create(clan::Nic& nic, const clan::Region& block,
+                                                               size_t at, uint32_t slots);
   uint32_t slots() const { return slots_; }
-  // `first`: the number of the first descriptor the ring will carry (those
-  // before it came in the handshake).
-  clan::Errc attach(clan::Nic& nic, const clan::RdmaCookie& sender, uint64_t first);
+  // The sender's words at `at` in the peer's block, mapped by `peer` (which
+  // must outlive this object). `first`: the number of the first descriptor
+  // the ring will carry (those before it came in the handshake).
+  clan::Errc attach(clan::Aperture& peer, size_t at, uint64_t first);
 
   // The message of the next descriptor, in place (wire::kCkMessage bytes the
   // peer may still write: read each field once, check it), or null.
@@ -62,9 +67,10 @@ class CookieReceiver {
   clan::Tripwire& tripwire() { return tripwire_; }
 
  private:
-  clan::Region region_;
+  const std::byte* ring_ = nullptr;  // in our block
   clan::Tripwire tripwire_;
-  clan::Aperture sender_;
+  clan::Aperture* sender_ = nullptr;
+  size_t sender_at_ = 0;
   uint32_t slots_ = 0;
   std::atomic<uint64_t> next_{0};  // written under the VI's lock, read by waiters
   bool want_ = false;

@@ -225,6 +225,10 @@ struct Cq {
 
 // The shared-memory channel of a connected VI (paper 001 Fig. 3).
 struct Conn {
+  // Both channel blocks (wire::block_layout), before the rings that use
+  // them: destroyed after them.
+  clan::Region block;         // ours: the peer writes it
+  clan::Aperture peer_block;  // the peer's, mapped once connected
   std::unique_ptr<CookieSender> ck_tx;       // our receive descriptors -> peer
   std::unique_ptr<CookieReceiver> ck_rx;     // peer's receive descriptors
   std::unique_ptr<TransferSender> tq_tx;     // records -> peer

@@ -147,9 +147,12 @@ Cq* cq_of(VIP_CQ_HANDLE h) { return is_handle(h, Kind::kCq) ? static_cast<Cq*>(h
 extern "C" {
 
 namespace {
-// Cookie queue, transfer queue, their pointer words, and the last receive
-// region the VI mapped (it keeps that mapping even after the cache evicts it).
-constexpr uint32_t kImportsPerVi = 5;
+// The peer's channel block, and the last receive region the VI mapped (it
+// keeps that mapping even after the cache evicts it).
+constexpr uint32_t kImportsPerVi = 2;
+// Regions a connected VI exports: its channel block, and typically one
+// block of receive buffers from VipClanAllocMem.
+constexpr uint32_t kRegionsPerVi = 2;
 }  // namespace
 
 VIP_RETURN VipOpenNic(const VIP_CHAR* DeviceName, VIP_NIC_HANDLE* NicHandle) {
@@ -157,9 +160,9 @@ VIP_RETURN VipOpenNic(const VIP_CHAR* DeviceName, VIP_NIC_HANDLE* NicHandle) {
   std::string name = DeviceName ? DeviceName : "via-" + std::to_string(getpid());
   clan::NicConfig nc;
   nc.name = name;
-  // A connected VI imports 5 of its peer's regions, and the PIO mapping
+  // A connected VI imports 2 of its peer's regions, and the PIO mapping
   // cache a few more: room for MaxVI connections (see VipQueryNic).
-  nc.max_imports = kImportsPerVi * (nc.max_regions / 8) + 4096;
+  nc.max_imports = kImportsPerVi * (nc.max_regions / kRegionsPerVi) + 4096;
   auto nic = clan::Nic::open(nc);
   if (!nic) return VIP_ERROR_RESOURCE;
   clan::OobConfig oc;
@@ -224,9 +227,9 @@ VIP_RETURN VipQueryNic(VIP_NIC_HANDLE NicHandle, VIP_NIC_ATTRIBUTES* a) {
   a->MaxRegisterBytes = 1ul << 40;
   a->MaxRegisterRegions = n->nic->config().max_regions;
   a->MaxRegisterBlockBytes = 1ul << 40;
-  // Regions bound it (8 exported per VI at most), and so do imports (5 per
-  // connected VI, beyond what the mapping cache may hold).
-  a->MaxVI = std::min<VIP_ULONG>(n->nic->config().max_regions / 8,
+  // Regions bound it (kRegionsPerVi), and so do imports (kImportsPerVi,
+  // beyond what the mapping cache may hold).
+  a->MaxVI = std::min<VIP_ULONG>(n->nic->config().max_regions / kRegionsPerVi,
                                  (n->nic->config().max_imports - 4096) / kImportsPerVi);
   a->MaxDescriptorsPerQueue = kMaxDescriptorsPerQueue;
   a->MaxSegmentsPerDesc = kMaxSegments;

@@ -18,27 +18,18 @@ uint64_t load_word(const std::byte* p) {
 }
 }  // namespace
 
-clan::Result<std::unique_ptr<TransferSender>> TransferSender::create(clan::Nic& nic) {
-  auto r = nic.export_region(64);
-  if (!r) return r.error();
-  auto s = std::make_unique<TransferSender>();
-  s->region_ = std::move(r.value());
-  return s;
-}
-
-Errc TransferSender::attach(clan::Nic& nic, const clan::RdmaCookie& ring, uint32_t slots) {
-  if (slots == 0 || slots > (1u << 20) || ring.length < tq_region_bytes(slots)) {
+Errc TransferSender::attach(clan::Aperture& peer, size_t at, uint32_t slots) {
+  if (slots == 0 || slots > (1u << 20) || at > peer.size() || peer.size() - at < tq_region_bytes(slots)) {
     return Errc::kCorrupt;
   }
-  auto ap = nic.import(ring);
-  if (!ap) return ap.error();
-  ring_ = std::move(ap.value());
+  ring_ = &peer;
+  ring_at_ = at;
   slots_ = slots;
   return Errc::kOk;
 }
 
 Errc TransferSender::space() const {
-  const uint64_t read = load_word(region_.data() + kTqRead);
+  const uint64_t read = load_word(read_word_ + kTqRead);
   if (read > write_i_) return Errc::kCorrupt;
   return write_i_ - read < slots_ ? Errc::kOk : Errc::kWouldBlock;
 }
@@ -54,55 +45,55 @@ Errc TransferSender::put(Record r) {
   r.tag = write_i_ + 1;
   r.reserved[0] = r.reserved[1] = r.reserved[2] = 0;
   r.check = record_check(r);
-  Errc e = ring_.write(slot_at(write_i_, slots_) + kBody, reinterpret_cast<const std::byte*>(&r) + kBody,
-                       sizeof r - kBody);
+  Errc e = ring_->write(ring_at_ + slot_at(write_i_, slots_) + kBody,
+                        reinterpret_cast<const std::byte*>(&r) + kBody, sizeof r - kBody);
   if (e == Errc::kOk) ++write_i_;
   // As CookieSender::push does for its next slot: fetch the next record's
   // line a message ahead, not when it is written.
-  ring_.prefetch_for_write(slot_at(write_i_, slots_), sizeof(Record));
+  ring_->prefetch_for_write(ring_at_ + slot_at(write_i_, slots_), sizeof(Record));
   return e;
 }
 
 Errc TransferSender::publish_pio() {
   for (; published_i_ < write_i_; ++published_i_) {
-    if (Errc e = ring_.write_word(slot_at(published_i_, slots_), published_i_ + 1); e != Errc::kOk) {
+    if (Errc e = ring_->write_word(ring_at_ + slot_at(published_i_, slots_), published_i_ + 1);
+        e != Errc::kOk) {
       return e;
     }
   }
-  return ring_.write_word(kTqWrite, write_i_);
+  return ring_->write_word(ring_at_ + kTqWrite, write_i_);
 }
 
 clan::Result<uint64_t> TransferSender::publish_dma(clan::DmaStream& dma) {
   for (; published_i_ < write_i_; ++published_i_) {
-    auto t = dma.write_word(ring_, slot_at(published_i_, slots_), published_i_ + 1);
+    auto t = dma.write_word(*ring_, ring_at_ + slot_at(published_i_, slots_), published_i_ + 1);
     if (!t) return t;
   }
-  return dma.write_word(ring_, kTqWrite, write_i_);
+  return dma.write_word(*ring_, ring_at_ + kTqWrite, write_i_);
 }
 
 clan::Result<std::unique_ptr<TransferReceiver>> TransferReceiver::create(clan::Nic& nic,
-                                                                         uint32_t slots) {
-  auto r = nic.export_region(tq_region_bytes(slots));
-  if (!r) return r.error();
+                                                                         const clan::Region& block,
+                                                                         size_t at, uint32_t slots) {
+  if (at > block.size() || block.size() - at < tq_region_bytes(slots)) return Errc::kInvalidArgument;
   auto q = std::make_unique<TransferReceiver>();
-  q->region_ = std::move(r.value());
+  q->ring_ = block.data() + at;
   q->slots_ = slots;
-  auto tw = nic.arm_tripwire(q->region_, kTqWrite);
+  auto tw = nic.arm_tripwire(block, at + kTqWrite);
   if (!tw) return tw.error();
   q->tripwire_ = std::move(tw.value());
   return q;
 }
 
-Errc TransferReceiver::attach(clan::Nic& nic, const clan::RdmaCookie& read_pointer) {
-  if (read_pointer.length < 8) return Errc::kCorrupt;
-  auto ap = nic.import(read_pointer);
-  if (!ap) return ap.error();
-  read_pointer_ = std::move(ap.value());
+Errc TransferReceiver::attach(clan::Aperture& peer, size_t at) {
+  if (at > peer.size() || peer.size() - at < kTqSenderBytes) return Errc::kCorrupt;
+  read_pointer_ = &peer;
+  read_pointer_at_ = at;
   return Errc::kOk;
 }
 
 uint64_t TransferReceiver::tag_at(uint64_t position) const {
-  return load_word(region_.data() + slot_at(position, slots_));
+  return load_word(ring_ + slot_at(position, slots_));
 }
 
 clan::Result<std::optional<Record>> TransferReceiver::peek() const {
@@ -111,7 +102,7 @@ clan::Result<std::optional<Record>> TransferReceiver::peek() const {
   if (tag_at(read) != read + 1) return std::optional<Record>();
   // The tag was loaded with acquire: the body written before it is visible.
   Record r;
-  std::memcpy(&r, region_.data() + slot_at(read, slots_), sizeof r);
+  std::memcpy(&r, ring_ + slot_at(read, slots_), sizeof r);
   if (r.tag != read + 1 || r.check != record_check(r) || (r.flags & ~kKnownFlags) != 0 ||
       (r.reserved[0] | r.reserved[1] | r.reserved[2]) != 0) {
     return Errc::kCorrupt;
@@ -128,7 +119,7 @@ void TransferReceiver::consume() {
   // a pointer at most an eighth of the ring behind is as good, and costs a
   // remote write per eighth of the ring, not per record.
   if (read % std::max<uint32_t>(slots_ / 8, 1) == 0) {
-    read_pointer_.write_word(kTqRead, read);  // a dead peer's region: the error is moot
+    read_pointer_->write_word(read_pointer_at_ + kTqRead, read);  // a dead peer's region: the error is moot
   }
 }
 

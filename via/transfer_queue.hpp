@@ -26,9 +26,12 @@ namespace via {
 
 class TransferSender {
  public:
-  static clan::Result<std::unique_ptr<TransferSender>> create(clan::Nic& nic);
-  clan::RdmaCookie cookie() const { return region_.cookie(); }  // where the read pointer lands
-  clan::Errc attach(clan::Nic& nic, const clan::RdmaCookie& ring, uint32_t slots);
+  // `read_word`: where in this VI's channel block the reader writes its read
+  // pointer (wire::kTqSenderBytes).
+  explicit TransferSender(const std::byte* read_word) : read_word_(read_word) {}
+  // The ring at `at` in the peer's block, mapped by `peer` (which must
+  // outlive this object).
+  clan::Errc attach(clan::Aperture& peer, size_t at, uint32_t slots);
 
   // kOk with room for one record; kWouldBlock when full; kCorrupt if the
   // reader's read pointer is impossible.
@@ -43,8 +46,9 @@ class TransferSender {
   clan::Result<uint64_t> publish_dma(clan::DmaStream& dma);
 
  private:
-  clan::Region region_;
-  clan::Aperture ring_;
+  const std::byte* read_word_;
+  clan::Aperture* ring_ = nullptr;
+  size_t ring_at_ = 0;
   uint32_t slots_ = 0;
   uint64_t write_i_ = 0;      // records put
   uint64_t published_i_ = 0;  // records whose tag is written (or queued by DMA)
@@ -52,10 +56,13 @@ class TransferSender {
 
 class TransferReceiver {
  public:
-  static clan::Result<std::unique_ptr<TransferReceiver>> create(clan::Nic& nic, uint32_t slots);
-  clan::RdmaCookie cookie() const { return region_.cookie(); }
+  // The ring at `at` in `block`, this VI's channel block (wire::tq_region_bytes(slots)).
+  static clan::Result<std::unique_ptr<TransferReceiver>> create(clan::Nic& nic, const clan::Region& block,
+                                                                 size_t at, uint32_t slots);
   uint32_t slots() const { return slots_; }
-  clan::Errc attach(clan::Nic& nic, const clan::RdmaCookie& read_pointer);
+  // The sender's read pointer at `at` in the peer's block, mapped by `peer`
+  // (which must outlive this object).
+  clan::Errc attach(clan::Aperture& peer, size_t at);
 
   // The next record, checked; nullopt if none; kCorrupt if the peer wrote garbage.
   clan::Result<std::optional<wire::Record>> peek() const;
@@ -67,13 +74,13 @@ class TransferReceiver {
     return tag_at(read) == read + 1;
   }
   clan::Tripwire& tripwire() { return tripwire_; }
-  const clan::Region& region() const { return region_; }  // the ring, to watch more of it
 
  private:
   uint64_t tag_at(uint64_t position) const;
-  clan::Region region_;
+  const std::byte* ring_ = nullptr;  // in our block
   clan::Tripwire tripwire_;
-  clan::Aperture read_pointer_;
+  clan::Aperture* read_pointer_ = nullptr;
+  size_t read_pointer_at_ = 0;
   uint32_t slots_ = 0;
   std::atomic<uint64_t> read_i_{0};  // written under the VI's lock, read by waiters
 };

@@ -265,6 +265,10 @@ VIP_RETURN VipConnectWait(IN VIP_NIC_HANDLE NicHandle, IN VIP_NET_ADDRESS* Local
                           IN VIP_ULONG Timeout, OUT VIP_NET_ADDRESS* RemoteAddr,
                           OUT VIP_VI_ATTRIBUTES* RemoteViAttributes,
                           OUT VIP_CONN_HANDLE* ConnHandle);
+/* VipConnectAccept: on VIP_INVALID_PARAMETER (with a valid ConnHandle),
+ * VIP_INVALID_STATE, VIP_INVALID_RELIABILITY_LEVEL and VIP_INVALID_MTU the
+ * request stays pending (accept it on another VI, or reject it); on any other
+ * failure it has been refused and ConnHandle is gone. */
 VIP_RETURN VipConnectAccept(IN VIP_CONN_HANDLE ConnHandle, IN VIP_VI_HANDLE ViHandle);
 VIP_RETURN VipConnectReject(IN VIP_CONN_HANDLE ConnHandle);
 VIP_RETURN VipConnectRequest(IN VIP_VI_HANDLE ViHandle, IN VIP_NET_ADDRESS* LocalAddr,

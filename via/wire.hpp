@@ -23,13 +23,12 @@ struct Hello {
   uint32_t tq_slots;  // transfer-queue ring this side receives into
   uint32_t ck_slots;  // cookie-queue ring this side receives into
   uint32_t reserved;
-  clan::RdmaCookie ck_ring;  // the peer pushes its receive descriptors here
-  clan::RdmaCookie ck_read;  // the peer writes its cookie-queue read pointer here
-  clan::RdmaCookie tq_ring;  // the peer writes transfer records here
-  clan::RdmaCookie tq_read;  // the peer writes its transfer-queue read pointer here
+  // This side's channel block (see block_layout): everything the peer
+  // writes for this VI, at the offsets block_layout(ck_slots, tq_slots) gives.
+  clan::RdmaCookie block;
 };
 constexpr uint32_t kHelloMagic = 0x56495043;  // "VIPC"
-constexpr uint16_t kVersion = 3;  // 3: records a cache line each, published by their tag
+constexpr uint16_t kVersion = 4;  // 4: one channel block per VI
 constexpr uint16_t kHello = 0;
 constexpr uint16_t kReject = 1;
 constexpr uint32_t kRdmaWrite = 1;
@@ -81,18 +80,19 @@ constexpr uint64_t record_check(const Record& r) {
   return h ^ (h >> 29);
 }
 
-// Transfer-queue ring layout (receiver's region): [0] write pointer (the
-// tripwire watches it), records from kRing, one per cache line. Sender's
-// region: [0] read pointer.
+// Transfer-queue ring layout (in the receiver's block): [0] write pointer
+// (the tripwire watches it), records from kTqRing, one per cache line. In the
+// sender's block: [0] read pointer.
 constexpr size_t kTqWrite = 0;
 constexpr size_t kTqRing = 64;
 constexpr size_t kTqRead = 0;
 constexpr size_t tq_region_bytes(uint32_t slots) { return kTqRing + size_t{slots} * sizeof(Record); }
 
-// Cookie ring layout (sender's region, the peer writes it): [0] doorbell
-// (the tripwire watches it), slots from kCkRing, each [0] tag = descriptor
-// number + 1, written last, then the message. Receiver's region: [0] read
-// pointer, [8] doorbell wanted (non-zero: ring it after each push).
+// Cookie ring layout (in the block of the VI that sends; the peer writes it):
+// [0] doorbell (the tripwire watches it), slots from kCkRing, each [0] tag =
+// descriptor number + 1, written last, then the message. In the block of the
+// VI that posts: [0] read pointer, [8] doorbell wanted (non-zero: ring it
+// after each push).
 constexpr size_t kCkDoorbell = 0;
 constexpr size_t kCkRing = 64;
 constexpr size_t kCkSlot = 576;
@@ -101,5 +101,29 @@ constexpr size_t kCkRead = 0;
 constexpr size_t kCkWant = 8;
 constexpr size_t kCkSenderBytes = 64;
 constexpr size_t ck_region_bytes(uint32_t slots) { return kCkRing + size_t{slots} * kCkSlot; }
+constexpr size_t kTqSenderBytes = 64;
+
+// A VI's channel block: one CLAN region holding everything its peer writes
+// for it: the cookie ring the peer pushes its receive descriptors into, the
+// transfer-queue ring it writes records into, and the read pointers of our
+// own two rings in the peer. Every part is written by the peer alone, so one
+// region (one cookie, one memfd, one import at the peer) protects them as
+// four would. Offsets of the parts, and the block's size:
+struct BlockLayout {
+  size_t ck_ring;    // cookie ring (ck_region_bytes)
+  size_t tq_ring;    // transfer-queue ring (tq_region_bytes)
+  size_t ck_sender;  // the read pointer and doorbell request of our cookie ring in the peer
+  size_t tq_sender;  // the read pointer of our transfer queue in the peer
+  size_t bytes;
+};
+constexpr BlockLayout block_layout(uint32_t ck_slots, uint32_t tq_slots) {
+  BlockLayout l{};
+  l.ck_ring = 0;
+  l.tq_ring = ck_region_bytes(ck_slots);
+  l.ck_sender = l.tq_ring + tq_region_bytes(tq_slots);
+  l.tq_sender = l.ck_sender + kCkSenderBytes;
+  l.bytes = l.tq_sender + kTqSenderBytes;
+  return l;
+}
 
 }  // namespace via::wire

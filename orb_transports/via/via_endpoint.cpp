@@ -14,6 +14,13 @@ namespace {
 // Completion queue entries: one per received message, consumed at once.
 constexpr VIP_ULONG kCqEntries = 4096;
 
+// Whether a VipConnectAccept that returned `r` left its request pending
+// (see vipl.h) rather than answered.
+bool vip_accept_leaves_request_pending(VIP_RETURN r) {
+  return r == VIP_INVALID_PARAMETER || r == VIP_INVALID_STATE || r == VIP_INVALID_RELIABILITY_LEVEL ||
+         r == VIP_INVALID_MTU;
+}
+
 // A connect request not yet answered: refused if it is dropped unaccepted
 // (e.g. pending at shutdown).
 struct PendingRequest {
@@ -95,6 +102,9 @@ giopConnection* ViaEndpoint::accept(VIP_CONN_HANDLE request, const std::string& 
   const bool opened = c->open();
   clan::clear_error();  // open() logged its own failure
   VIP_RETURN r = opened ? VipConnectAccept(request, c->vi()) : VipConnectReject(request);
+  // A request whose attributes do not match ours stays pending (vipl.h):
+  // refuse it, so that the client hears at once rather than at its timeout.
+  if (opened && vip_accept_leaves_request_pending(r)) VipConnectReject(request);
   if (opened && r == VIP_SUCCESS && !c->post_receives()) return nullptr;
   if (!opened || r != VIP_SUCCESS) {
     log_refusal(peer, opened ? via_failure(r) : "cannot set up the connection (logged above)");

@@ -6,6 +6,7 @@
 
 #include <omniORB4/CORBA.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <atomic>
@@ -73,12 +74,20 @@ inline std::string replace_all(std::string s, const std::string& from, const std
   return s;
 }
 
+// This process's environment with `extra` ("NAME=value") added.
+inline std::vector<std::string> environment_with(const std::vector<std::string>& extra) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  env.insert(env.end(), extra.begin(), extra.end());
+  return env;
+}
+
 class Server {
  public:
   // `merge_stderr`: the server's log comes through its stdout too, for
-  // wait_for_log().
+  // wait_for_log(). `env`: variables ("NAME=value") the server gets besides ours.
   Server(const Transport& t, Threading mode, std::vector<std::string> extra = {},
-         bool merge_stderr = false) {
+         bool merge_stderr = false, const std::vector<std::string>& env = {}) {
     std::vector<std::string> args{"server"};
     for (const auto& ep : t.server_endpoints) {
       args.push_back("-ORBendPoint");
@@ -86,7 +95,8 @@ class Server {
     }
     for (auto& a : server_orb_args(mode)) args.push_back(a);
     for (auto& a : extra) args.push_back(a);
-    proc_ = std::make_unique<Process>(kPeerPath, args, merge_stderr);
+    proc_ = env.empty() ? std::make_unique<Process>(kPeerPath, args, merge_stderr)
+                        : std::make_unique<Process>(kPeerPath, args, merge_stderr, environment_with(env));
     auto echo_line = proc_->wait_for_line("echo ");
     auto ttcp_line = proc_->wait_for_line("ttcp ");
     auto ready = proc_->wait_for_line("ready");
@@ -118,6 +128,10 @@ class Server {
   // merge_stderr: its log too); lines before it are passed over.
   std::optional<std::string> wait_for_log(const std::string& text, std::chrono::milliseconds limit = 20s) {
     return proc_->wait_for_line(text, limit, /*anywhere=*/true);
+  }
+  // Makes the server use up its descriptors (see kExhaustFdsLine).
+  bool exhaust_fds(std::chrono::milliseconds limit = 20s) {
+    return proc_->send_line(kExhaustFdsLine) && proc_->wait_for_line("exhausted", limit).has_value();
   }
 
   // Asks the server to shut down; its exit code (0 = clean), -1 if it hung.

@@ -8,20 +8,28 @@
 //     The ttcp servant checks every buffer against the pattern in
 //     protocol.hpp: receive_exactly_once and receive_marshalled throw
 //     BAD_PARAM on a mismatch; a bad one-way buffer makes received() return
-//     ~0 from then on.
+//     ~0 from then on. An "exhaust-fds" line on stdin: open descriptors until
+//     none is left (kept to the end), then print "exhausted".
 //
 //   orb_test_peer client (--ior IOR | --ns CORBALOC --name NAME)
 //                        [--calls N] [--size BYTES] [--tag T] [--stall]
-//                        [--expect EXCEPTION] [--retry-connect] [ORB options]
+//                        [--expect EXCEPTION] [--retry-connect] [--threads T]
+//                        [ORB options]
 //     Calls echoString N times with distinct messages of about BYTES bytes and
 //     checks each reply (--stall: one call of "@stall" instead). --expect: the
 //     calls must end in that CORBA system exception (e.g. TRANSIENT).
 //     --retry-connect: retry a refused connect (see Transport::
-//     small_listen_backlog). Exit codes in protocol.hpp.
+//     small_listen_backlog). --threads: T threads do all that at once (with
+//     --stall, T calls stall together, each on a connection of its own when
+//     -ORBmaxGIOPConnectionPerServer allows). Exit codes in protocol.hpp.
 //
 //   TEST_PEER_CHDIR=DIR in the environment: chdir to DIR before ORB_init.
+//   TEST_PEER_MAX_FDS=N: lower the soft limit on open descriptors to N
+//   (RLIMIT_NOFILE) before ORB_init.
 #include <omniORB4/CORBA.h>
 #include <omniORB4/Naming.hh>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -34,6 +42,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "echo.hh"
 #include "orb/connect_retry.hpp"
@@ -88,6 +97,13 @@ class Gate {
 };
 
 Gate gate;
+
+// Opens descriptors until the kernel refuses one; they stay open for good.
+void exhaust_fds() {
+  long n = 0;
+  while (::open("/dev/null", O_RDONLY | O_CLOEXEC) >= 0) ++n;
+  emit("exhausted " + std::to_string(n));
+}
 
 std::atomic<unsigned long> connect_retries{0};
 
@@ -152,8 +168,10 @@ int run_server(CORBA::ORB_ptr orb) {
   // The control thread: "release" lines, then end of file shuts down.
   std::thread control([orb] {
     std::string line;
-    while (std::getline(std::cin, line))
+    while (std::getline(std::cin, line)) {
       if (line == kReleaseLine) gate.release_one();
+      if (line == kExhaustFdsLine) exhaust_fds();
+    }
     gate.open_for_good();
     orb->shutdown(false);
   });
@@ -164,74 +182,102 @@ int run_server(CORBA::ORB_ptr orb) {
   return 0;
 }
 
-int run_client(CORBA::ORB_ptr orb, int argc, char** argv) {
+struct ClientOptions {
   std::string ior, ns, name, tag = "c", expect;
   bool retry_connect = false;
   long calls = 1;
   size_t size = 16;
   bool stall = false;
+  long threads = 1;
+};
+
+// The calls of one client thread; an exit code of protocol.hpp.
+int make_calls(echo_ptr target, const ClientOptions& o, const std::string& tag) {
+  try {
+    if (o.stall) {
+      CORBA::String_var r = target->echoString(kStallMessage);
+      if (!o.expect.empty()) return kClientNotTheExpectedException;
+      return std::strcmp(r.in(), kStallMessage) == 0 ? kClientOk : kClientWrongReply;
+    }
+    for (long i = 0; i < o.calls; ++i) {
+      std::string m = tag + "-" + std::to_string(i) + "-";
+      if (m.size() < o.size) m.append(o.size - m.size(), static_cast<char>('a' + i % 26));
+      CORBA::String_var r = target->echoString(m.c_str());
+      if (m != r.in()) return kClientWrongReply;
+    }
+  } catch (const CORBA::SystemException& ex) {
+    if (!o.expect.empty() && o.expect == ex._name()) return kClientOk;
+    std::cerr << "orb_test_peer client " << tag << ": " << ex._name() << " minor 0x" << std::hex
+              << ex.minor() << "\n";
+    return o.expect.empty() ? kClientSystemException : kClientNotTheExpectedException;
+  }
+  return o.expect.empty() ? kClientOk : kClientNotTheExpectedException;
+}
+
+// Every thread's calls at once; the first failing thread's exit code.
+int make_calls_in_threads(echo_ptr target, const ClientOptions& o) {
+  if (o.threads <= 1) return make_calls(target, o, o.tag);
+  std::vector<int> codes(static_cast<size_t>(o.threads), kClientOk);
+  std::vector<std::thread> threads;
+  for (long t = 0; t < o.threads; ++t) {
+    threads.emplace_back([&, t] {
+      codes[static_cast<size_t>(t)] = make_calls(target, o, o.tag + "." + std::to_string(t));
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int c : codes)
+    if (c != kClientOk) return c;
+  return kClientOk;
+}
+
+int run_client(CORBA::ORB_ptr orb, int argc, char** argv) {
+  ClientOptions o;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (a == "--ior") ior = next();
-    else if (a == "--ns") ns = next();
-    else if (a == "--name") name = next();
-    else if (a == "--tag") tag = next();
-    else if (a == "--calls") calls = std::stol(next());
-    else if (a == "--size") size = std::stoul(next());
-    else if (a == "--stall") stall = true;
-    else if (a == "--expect") expect = next();
-    else if (a == "--retry-connect") retry_connect = true;
+    if (a == "--ior") o.ior = next();
+    else if (a == "--ns") o.ns = next();
+    else if (a == "--name") o.name = next();
+    else if (a == "--tag") o.tag = next();
+    else if (a == "--calls") o.calls = std::stol(next());
+    else if (a == "--size") o.size = std::stoul(next());
+    else if (a == "--stall") o.stall = true;
+    else if (a == "--expect") o.expect = next();
+    else if (a == "--retry-connect") o.retry_connect = true;
+    else if (a == "--threads") o.threads = std::stol(next());
     else return kClientUsage;
   }
-  if (ior.empty() == ns.empty()) return kClientUsage;
+  if (o.ior.empty() == o.ns.empty() || o.threads < 1) return kClientUsage;
 
   echo_var target;
   try {
     CORBA::Object_var obj;
-    if (!ior.empty()) {
-      obj = orb->string_to_object(ior.c_str());
+    if (!o.ior.empty()) {
+      obj = orb->string_to_object(o.ior.c_str());
     } else {
-      CORBA::Object_var nsobj = orb->string_to_object(ns.c_str());
+      CORBA::Object_var nsobj = orb->string_to_object(o.ns.c_str());
       CosNaming::NamingContext_var nc = CosNaming::NamingContext::_narrow(nsobj);
       if (CORBA::is_nil(nc)) return kClientResolveFailed;
       CosNaming::Name n;
       n.length(1);
-      n[0].id = name.c_str();
+      n[0].id = o.name.c_str();
       n[0].kind = "";
       obj = nc->resolve(n);
     }
     target = echo::_narrow(obj);
     if (CORBA::is_nil(target)) return kClientResolveFailed;
-    if (retry_connect)
+    if (o.retry_connect)
       omniORB::installTransientExceptionHandler(target, &connect_retries, retry_refused_connect);
   } catch (const CORBA::Exception& ex) {
     std::cerr << "orb_test_peer client: resolve: " << ex._name() << "\n";
     return kClientResolveFailed;
   }
 
-  try {
-    if (stall) {
-      CORBA::String_var r = target->echoString(kStallMessage);
-      if (!expect.empty()) return kClientNotTheExpectedException;
-      return std::strcmp(r.in(), kStallMessage) == 0 ? kClientOk : kClientWrongReply;
-    }
-    for (long i = 0; i < calls; ++i) {
-      std::string m = tag + "-" + std::to_string(i) + "-";
-      if (m.size() < size) m.append(size - m.size(), static_cast<char>('a' + i % 26));
-      CORBA::String_var r = target->echoString(m.c_str());
-      if (m != r.in()) return kClientWrongReply;
-    }
-  } catch (const CORBA::SystemException& ex) {
-    if (!expect.empty() && expect == ex._name()) return kClientOk;
-    std::cerr << "orb_test_peer client: " << ex._name() << " minor 0x" << std::hex
-              << ex.minor() << "\n";
-    return expect.empty() ? kClientSystemException : kClientNotTheExpectedException;
-  }
+  const int code = make_calls_in_threads(target, o);
   if (connect_retries > 0)
-    std::cerr << "orb_test_peer client " << tag << ": " << connect_retries
+    std::cerr << "orb_test_peer client " << o.tag << ": " << connect_retries
               << " refused connects retried\n";
-  return expect.empty() ? kClientOk : kClientNotTheExpectedException;
+  return code;
 }
 
 }  // namespace
@@ -242,6 +288,15 @@ int main(int argc, char** argv) {
   if (const char* dir = std::getenv("TEST_PEER_CHDIR"); dir && ::chdir(dir) != 0) {
     std::cerr << "orb_test_peer: chdir " << dir << ": " << std::strerror(errno) << "\n";
     return kClientUsage;
+  }
+  if (const char* max = std::getenv("TEST_PEER_MAX_FDS"); max && *max) {
+    struct rlimit lim {};
+    getrlimit(RLIMIT_NOFILE, &lim);
+    lim.rlim_cur = std::strtoul(max, nullptr, 10);
+    if (setrlimit(RLIMIT_NOFILE, &lim) != 0) {
+      std::cerr << "orb_test_peer: setrlimit(RLIMIT_NOFILE, " << max << "): " << std::strerror(errno) << "\n";
+      return kClientUsage;
+    }
   }
   CORBA::ORB_var orb;
   try {

@@ -17,6 +17,9 @@ inline constexpr const char* kStallMessage = "@stall";
 // per call entering the stall. Server stdin: "release" lets one stalled call
 // return; end of file releases all and shuts the server down (exit 0).
 inline constexpr const char* kReleaseLine = "release";
+// Server stdin: "exhaust-fds" makes the server open descriptors until the
+// kernel refuses one (it keeps them all), then print "exhausted".
+inline constexpr const char* kExhaustFdsLine = "exhaust-fds";
 
 // Client (orb_test_peer client) exit codes.
 enum ClientExit : int {

@@ -63,11 +63,17 @@ struct Victim {
 struct RawPeer {
   std::unique_ptr<clan::Nic> nic = std::move(clan::Nic::open({}).value());
   std::unique_ptr<clan::OobManager> oob;
-  std::unique_ptr<via::CookieReceiver> ck_rx = std::move(via::CookieReceiver::create(*nic, 512).value());
-  std::unique_ptr<via::CookieSender> ck_tx = std::move(via::CookieSender::create(*nic).value());
-  std::unique_ptr<via::TransferReceiver> tq_rx = std::move(via::TransferReceiver::create(*nic, 512).value());
-  std::unique_ptr<via::TransferSender> tq_tx = std::move(via::TransferSender::create(*nic).value());
+  static constexpr via::wire::BlockLayout kLayout = via::wire::block_layout(512, 512);
+  clan::Region block = std::move(nic->export_region(kLayout.bytes).value());  // our channel block
+  std::unique_ptr<via::CookieReceiver> ck_rx =
+      std::move(via::CookieReceiver::create(*nic, block, kLayout.ck_ring, 512).value());
+  std::unique_ptr<via::CookieSender> ck_tx = std::make_unique<via::CookieSender>(block.data() + kLayout.ck_sender);
+  std::unique_ptr<via::TransferReceiver> tq_rx =
+      std::move(via::TransferReceiver::create(*nic, block, kLayout.tq_ring, 512).value());
+  std::unique_ptr<via::TransferSender> tq_tx = std::make_unique<via::TransferSender>(block.data() + kLayout.tq_sender);
   via::wire::Hello rh{};        // the server's hello
+  via::wire::BlockLayout server_layout{};  // of the server's channel block
+  clan::Aperture server_block;  // mapped by receive_sends or attach_records
   via::wire::PostSegment seg{};  // its posted receive's one segment
   std::shared_ptr<clan::OobConnection> link;  // the VI's connection: closing it ends the VI
   std::optional<clan::Region> sink;  // where the server's sends land (post_receive)
@@ -86,10 +92,7 @@ struct RawPeer {
     h.max_transfer = 64 * 1024;
     h.tq_slots = 512;
     h.ck_slots = 512;
-    h.ck_ring = ck_rx->cookie();
-    h.ck_read = ck_tx->cookie();
-    h.tq_ring = tq_rx->cookie();
-    h.tq_read = tq_tx->cookie();
+    h.block = block.cookie();
     std::vector<std::byte> blob(sizeof h);
     std::memcpy(blob.data(), &h, sizeof h);
     AcceptOne accept(server, svi, "srv", "d0");
@@ -102,13 +105,15 @@ struct RawPeer {
     const auto& reply = link->peer_blob();
     REQUIRE(reply.size() == sizeof h + sizeof(via::wire::PostHeader) + sizeof(via::wire::PostSegment));
     std::memcpy(&rh, reply.data(), sizeof rh);
+    server_layout = via::wire::block_layout(rh.ck_slots, rh.tq_slots);
+    server_block = std::move(nic->import(rh.block).value());
     std::memcpy(&seg, reply.data() + sizeof rh + sizeof(via::wire::PostHeader), sizeof seg);
   }
   // Sets up the peer's side of the server's sends: its cookie ring to post
   // into, the transfer queue to read, a 200 x 4 KiB region to receive in.
   void receive_sends() {
-    REQUIRE(ck_tx->attach(*nic, rh.ck_ring, rh.ck_slots) == clan::Errc::kOk);
-    REQUIRE(tq_rx->attach(*nic, rh.tq_read) == clan::Errc::kOk);
+    REQUIRE(ck_tx->attach(server_block, server_layout.ck_ring, rh.ck_slots) == clan::Errc::kOk);
+    REQUIRE(tq_rx->attach(server_block, server_layout.tq_sender) == clan::Errc::kOk);
     sink.emplace(std::move(nic->export_region(200 * 4096).value()));
   }
   // Posts one 4 KiB receive descriptor to the server.
@@ -149,7 +154,7 @@ TEST_CASE("a completed descriptor's cookie is revoked, garbage in the transfer q
   auto& tq_tx = peer.tq_tx;
   const via::wire::Hello& rh = peer.rh;
   const via::wire::PostSegment& seg = peer.seg;
-  REQUIRE(tq_tx->attach(*nic, rh.tq_ring, rh.tq_slots) == clan::Errc::kOk);
+  REQUIRE(tq_tx->attach(peer.server_block, peer.server_layout.tq_ring, rh.tq_slots) == clan::Errc::kOk);
 
   // While the descriptor is posted, its buffer is writable...
   auto ap = std::move(nic->import(seg.cookie).value());
@@ -178,11 +183,12 @@ TEST_CASE("a completed descriptor's cookie is revoked, garbage in the transfer q
 
   SECTION("garbage in a transfer-queue record: that VI breaks, no crash") {
     REQUIRE(VipPostRecv(svi, server.make(1, 64), server.mh) == VIP_SUCCESS);
-    auto ring = std::move(nic->import(rh.tq_ring).value());
+    auto ring = std::move(nic->import(rh.block).value());
+    const size_t tq = peer.server_layout.tq_ring;
     // The write pointer is a doorbell only: garbage written there while the
     // VI waits wakes it, and it finds no record and waits on.
     clan::Errc rung = clan::Errc::kClosed;
-    std::thread doorbell([&] { rung = ring.write_word(via::wire::kTqWrite, 0xdeadbeefcafeULL); });
+    std::thread doorbell([&] { rung = ring.write_word(tq + via::wire::kTqWrite, 0xdeadbeefcafeULL); });
     CHECK(VipRecvWait(svi, 50, &done) == VIP_TIMEOUT);
     doorbell.join();
     REQUIRE(rung == clan::Errc::kOk);
@@ -190,7 +196,7 @@ TEST_CASE("a completed descriptor's cookie is revoked, garbage in the transfer q
     CHECK(state_of(svi) == VIP_STATE_CONNECTED);
     // Record 1 (record 0 was the "evil" one): the right tag, a body that is
     // not one.
-    const size_t slot = via::wire::kTqRing + sizeof(via::wire::Record);
+    const size_t slot = tq + via::wire::kTqRing + sizeof(via::wire::Record);
     unsigned char junk[sizeof(via::wire::Record) - 8];
     std::memset(junk, 0xa5, sizeof junk);
     REQUIRE(ring.write(slot + 8, junk, sizeof junk) == clan::Errc::kOk);
@@ -202,11 +208,12 @@ TEST_CASE("a completed descriptor's cookie is revoked, garbage in the transfer q
   SECTION("a cookie-ring slot published with garbage") {
     // Descriptor 0 (the handshake had none of ours): the right tag, a
     // header that is not one.
-    auto ring = std::move(nic->import(rh.ck_ring).value());
+    auto ring = std::move(nic->import(rh.block).value());
+    const size_t ck = peer.server_layout.ck_ring;
     unsigned char junk[64];
     std::memset(junk, 0xa5, sizeof junk);
-    REQUIRE(ring.write(via::wire::kCkRing + 8, junk, sizeof junk) == clan::Errc::kOk);
-    REQUIRE(ring.write_word(via::wire::kCkRing, 1) == clan::Errc::kOk);
+    REQUIRE(ring.write(ck + via::wire::kCkRing + 8, junk, sizeof junk) == clan::Errc::kOk);
+    REQUIRE(ring.write_word(ck + via::wire::kCkRing, 1) == clan::Errc::kOk);
     REQUIRE(VipPostRecv(svi, server.make(1, 64), server.mh) == VIP_SUCCESS);
     SECTION("polling for receives does not read it: the VI breaks at its next send") {
       CHECK(VipRecvDone(svi, &done) == VIP_NOT_DONE);
@@ -227,9 +234,10 @@ TEST_CASE("a completed descriptor's cookie is revoked, garbage in the transfer q
     unsigned char msg[sizeof ph + sizeof ps];
     std::memcpy(msg, &ph, sizeof ph);
     std::memcpy(msg + sizeof ph, &ps, sizeof ps);
-    auto ring = std::move(nic->import(rh.ck_ring).value());
-    REQUIRE(ring.write(via::wire::kCkRing + 8, msg, sizeof msg) == clan::Errc::kOk);
-    REQUIRE(ring.write_word(via::wire::kCkRing, 1) == clan::Errc::kOk);
+    auto ring = std::move(nic->import(rh.block).value());
+    const size_t ck = peer.server_layout.ck_ring;
+    REQUIRE(ring.write(ck + via::wire::kCkRing + 8, msg, sizeof msg) == clan::Errc::kOk);
+    REQUIRE(ring.write_word(ck + via::wire::kCkRing, 1) == clan::Errc::kOk);
     CHECK(VipPostSend(svi, server.make(3, 4), server.mh) == VIP_INVALID_STATE);
     CHECK(state_of(svi) == VIP_STATE_ERROR);
   }

@@ -32,17 +32,23 @@ clan::NicConfig nic_config(std::chrono::nanoseconds spin = std::chrono::microsec
   return c;
 }
 
+// Both ends in one channel block, written through one aperture into it (as
+// two VIs of one NIC would be, each the other's peer).
 struct Queue {
   explicit Queue(clan::NicConfig config = nic_config()) : nic(std::move(clan::Nic::open(config).value())) {
-    REQUIRE(tx->attach(*nic, rx->cookie(), kSlots) == Errc::kOk);
-    REQUIRE(rx->attach(*nic, tx->cookie()) == Errc::kOk);
+    REQUIRE(tx->attach(block_ap, kLayout.tq_ring, kSlots) == Errc::kOk);
+    REQUIRE(rx->attach(block_ap, kLayout.tq_sender) == Errc::kOk);
   }
+  static constexpr via::wire::BlockLayout kLayout = via::wire::block_layout(8, kSlots);
   std::unique_ptr<clan::Nic> nic;
+  clan::Region block = std::move(nic->export_region(kLayout.bytes).value());
+  clan::Aperture block_ap = std::move(nic->import(block.cookie()).value());
   std::unique_ptr<via::TransferReceiver> rx =
-      std::move(via::TransferReceiver::create(*nic, kSlots).value());
-  std::unique_ptr<via::TransferSender> tx = std::move(via::TransferSender::create(*nic).value());
+      std::move(via::TransferReceiver::create(*nic, block, kLayout.tq_ring, kSlots).value());
+  std::unique_ptr<via::TransferSender> tx =
+      std::make_unique<via::TransferSender>(block.data() + kLayout.tq_sender);
   // What a hostile peer writes with: the receiver's ring, imported directly.
-  clan::Aperture ring = std::move(nic->import(rx->cookie()).value());
+  clan::Aperture ring = std::move(nic->import(block.cookie()).value());
   // The next record, which must be there.
   Record take() {
     auto r = rx->peek();
@@ -111,7 +117,7 @@ TEST_CASE("a record published by DMA: the engine writes its tag after the data a
   const uint32_t on_data = events.add_source(1).value();
   const uint32_t on_tag = events.add_source(2).value();
   auto data_tw = std::move(q.nic->arm_tripwire(data, kBig - 8).value());
-  auto tag_tw = std::move(q.nic->arm_tripwire(q.rx->region(), via::wire::kTqRing).value());
+  auto tag_tw = std::move(q.nic->arm_tripwire(q.block, Queue::kLayout.tq_ring + via::wire::kTqRing).value());
   data_tw.set_queue(&events, on_data);
   tag_tw.set_queue(&events, on_tag);
   const uint32_t on_bell = events.add_source(3).value();
@@ -162,15 +168,15 @@ TEST_CASE("a hostile peer's garbage: the write pointer is ignored, a bad record 
           "[via][tq]") {
   Queue q;
   SECTION("garbage in the write pointer: nothing to read, no error") {
-    REQUIRE(q.ring.write_word(via::wire::kTqWrite, 0xdeadbeefcafeULL) == Errc::kOk);
+    REQUIRE(q.ring.write_word(Queue::kLayout.tq_ring + via::wire::kTqWrite, 0xdeadbeefcafeULL) == Errc::kOk);
     CHECK(q.nothing());
   }
   SECTION("the right tag on a body that does not match its check") {
     unsigned char junk[sizeof(Record) - 8];
     std::memset(junk, 0x5a, sizeof junk);
-    REQUIRE(q.ring.write(via::wire::kTqRing + 8, junk, sizeof junk) == Errc::kOk);
+    REQUIRE(q.ring.write(Queue::kLayout.tq_ring + via::wire::kTqRing + 8, junk, sizeof junk) == Errc::kOk);
     CHECK(q.nothing());  // no tag yet
-    REQUIRE(q.ring.write_word(via::wire::kTqRing, 1) == Errc::kOk);
+    REQUIRE(q.ring.write_word(Queue::kLayout.tq_ring + via::wire::kTqRing, 1) == Errc::kOk);
     CHECK(q.rx->readable());
     CHECK(q.rx->peek().error() == Errc::kCorrupt);
   }
@@ -179,7 +185,7 @@ TEST_CASE("a hostile peer's garbage: the write pointer is ignored, a bad record 
     r.reserved[1] = 1;
     r.tag = 1;
     r.check = via::wire::record_check(r);
-    REQUIRE(q.ring.write(via::wire::kTqRing, &r, sizeof r) == Errc::kOk);
+    REQUIRE(q.ring.write(Queue::kLayout.tq_ring + via::wire::kTqRing, &r, sizeof r) == Errc::kOk);
     CHECK(q.rx->peek().error() == Errc::kCorrupt);
   }
   SECTION("a well-formed record with unknown flags") {
@@ -187,7 +193,7 @@ TEST_CASE("a hostile peer's garbage: the write pointer is ignored, a bad record 
     r.flags = 0x80;
     r.tag = 1;
     r.check = via::wire::record_check(r);
-    REQUIRE(q.ring.write(via::wire::kTqRing, &r, sizeof r) == Errc::kOk);
+    REQUIRE(q.ring.write(Queue::kLayout.tq_ring + via::wire::kTqRing, &r, sizeof r) == Errc::kOk);
     CHECK(q.rx->peek().error() == Errc::kCorrupt);
   }
 }
