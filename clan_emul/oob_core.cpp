@@ -34,6 +34,7 @@ constexpr int kSndHwm = 1000;           // messages queued per peer before we dr
 constexpr int kRcvHwm = 10000;
 constexpr int kRouterBurst = 256;       // messages read per poll round (fairness with timers)
 constexpr auto kIdlePeerGrace = std::chrono::seconds(3);  // a peer without connections is forgotten
+constexpr auto kEvictableAfter = std::chrono::seconds(1);  // idle this long: may make room in a full table
 constexpr std::size_t kSunPathMax = 107;
 
 // ---- fork: the child must not keep the parent's node name locked. ----
@@ -605,8 +606,11 @@ void Core::run_mt() {
       if (items[0].revents) read_router_mt();
       for (std::size_t i = 2; i < items.size(); ++i) {
         if (!items[i].revents) continue;
-        // The peer process exited (pidfd readable).
-        if (auto it = nodes_.find(pid_watch[i - 2]); it != nodes_.end() && it->second.pidfd == items[i].fd) {
+        // The peer process exited (pidfd readable). Reading the router may
+        // have replaced a restarted node's pidfd by one of the same number:
+        // ask the descriptor it holds now.
+        if (auto it = nodes_.find(pid_watch[i - 2]);
+            it != nodes_.end() && it->second.pidfd == items[i].fd && pidfd_fired(it->second.pidfd)) {
           node_died_mt(it->second);
         }
       }
@@ -734,7 +738,7 @@ bool Core::may_replace_mt(PeerNode& n) {
     node_died_mt(n);  // restarted before we read its pidfd
     return true;
   }
-  return n.conns.empty();
+  return n.conns.empty() && n.pending_connects == 0;
 }
 
 oob_wire::Token Core::token_for(const std::string& peer) const {
@@ -796,10 +800,12 @@ void Core::forget_idle_nodes_mt(Clock::time_point now) {
 // Makes room in a full table by forgetting the least recently used idle
 // peer; false if every peer holds a connection or a pending connect.
 bool Core::evict_idle_node_mt() {
+  const auto now = Clock::now();
   auto victim = nodes_.end();
   for (auto it = nodes_.begin(); it != nodes_.end(); ++it) {
     const PeerNode& n = it->second;
     if (!n.conns.empty() || n.pending_connects != 0) continue;
+    if (now - n.last_used < kEvictableAfter) continue;  // an answer to it may still be leaving
     if (victim == nodes_.end() || n.last_used < victim->second.last_used) victim = it;
   }
   if (victim == nodes_.end()) return false;
@@ -970,11 +976,18 @@ void Core::on_connect_req_mt(const Message& m) {
   send_mt(*n, r);
 }
 
-void Core::on_accept_mt(const Message& m) {
-  PeerNode* n = observe_mt(m.hdr, true);
-  if (!n) return;
+// Whether `m` answers a CONNECT_REQ of ours to its sender's node: only such
+// an answer may introduce a new incarnation of that node.
+bool Core::answers_our_connect_mt(const Message& m) const {
   auto it = pending_.find(m.dst_conn);
-  if (it == pending_.end() || it->second.node != m.hdr.node) {
+  return it != pending_.end() && it->second.node == m.hdr.node;
+}
+
+void Core::on_accept_mt(const Message& m) {
+  const bool ours = answers_our_connect_mt(m);
+  PeerNode* n = observe_mt(m.hdr, ours);
+  if (!n) return;
+  if (!ours) {
     unknown_.fetch_add(1, std::memory_order_relaxed);
     // We gave up on this connect (deadline): tell the acceptor it is over.
     Message d;
@@ -998,10 +1011,10 @@ void Core::on_accept_mt(const Message& m) {
 
 void Core::on_reject_mt(const Message& m) {
   // An answer to our CONNECT_REQ: it may come from a new incarnation.
-  PeerNode* n = observe_mt(m.hdr, true);
+  const bool ours = answers_our_connect_mt(m);
+  PeerNode* n = observe_mt(m.hdr, ours);
   if (!n) return;
-  auto it = pending_.find(m.dst_conn);
-  if (it == pending_.end() || it->second.node != m.hdr.node) {
+  if (!ours) {
     unknown_.fetch_add(1, std::memory_order_relaxed);
     return;
   }

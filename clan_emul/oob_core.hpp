@@ -137,6 +137,7 @@ class Core : public std::enable_shared_from_this<Core> {
   void read_router_mt();
   void dispatch_mt(const oob_wire::Message& m);
   void on_connect_req_mt(const oob_wire::Message& m);
+  bool answers_our_connect_mt(const oob_wire::Message& m) const;
   void on_accept_mt(const oob_wire::Message& m);
   void on_reject_mt(const oob_wire::Message& m);
   void on_disconnect_mt(const oob_wire::Message& m);

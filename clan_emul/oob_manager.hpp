@@ -49,8 +49,8 @@ struct OobConfig {
   std::string runtime_dir;  // empty = $CLAN_RUNTIME_DIR, else /tmp/clanorb-<uid> (created 0700)
   std::chrono::milliseconds heartbeat_interval{100};
   // A peer whose process cannot be watched (another host or pid namespace)
-  // is dead after this long without traffic. $CLAN_PEER_TIMEOUT_MS (1 to
-  // 86400000) overrides it; it must exceed heartbeat_interval.
+  // is dead after this long without traffic. $CLAN_PEER_TIMEOUT_MS (above
+  // heartbeat_interval, at most 86400000) overrides it.
   std::chrono::milliseconds peer_timeout{30000};
 };
 

@@ -38,8 +38,9 @@ FabricOptions& fabric_options();
 
 // The process's NIC sized for `max_connections` connections: each takes two
 // imported apertures (the peer's ring and its pointer word), two exported
-// regions and two tripwires, and a source on an event queue. Never smaller
-// than the NIC's defaults.
+// regions and two tripwires, and a source on an event queue. Imports are
+// sized exactly (they are what decides the limit); the other tables are never
+// smaller than the NIC's defaults.
 clan::NicConfig nic_config(const std::string& name, const FabricOptions& o);
 
 class Fabric {

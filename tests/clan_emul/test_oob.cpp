@@ -703,6 +703,52 @@ TEST_CASE("oob: a peer whose pid cannot be watched is declared dead after peer_t
   ::close(lock);
 }
 
+TEST_CASE("oob: a forged REJECT naming a node whose request waits to be accepted introduces nobody",
+          "[oob]") {
+  using namespace oob_wire;
+  TempDir dir;
+  Child cli([&](Child& self) {
+    auto m = OobManager::start(config(dir, "cli"));
+    CHILD_CHECK(m.ok());
+    auto c = (*m)->connect("srv", 7, {}, Deadline::after(30s));
+    CHILD_CHECK(c.ok());
+    self.tell("connected");
+    CHILD_CHECK(self.heard(Deadline::after(60s)) == "done");
+    return 0;
+  });
+  auto mgr = OobManager::start(config(dir, "srv"));
+  REQUIRE(mgr.ok());
+  auto l = (*mgr)->listen(7);
+  REQUIRE(l.ok());
+  auto r = (*l)->next_request(Deadline::after(20s));
+  REQUIRE(r.ok());
+
+  // While the request waits, a raw socket claims that "cli" restarted and
+  // answers a connect srv never made.
+  zmq::context_t ctx;
+  zmq::socket_t raw(ctx, zmq::socket_type::dealer);
+  raw.set(zmq::sockopt::linger, 1000);
+  raw.connect("ipc://" + dir.path + "/srv.oob");
+  Message rej;
+  rej.hdr.type = MsgType::kReject;
+  rej.hdr.node = "cli";
+  rej.hdr.instance = 12345;
+  rej.hdr.pid = ::getpid();
+  rej.dst_conn = 999;
+  raw.send(zmq::buffer(encode(rej)), zmq::send_flags::none);
+  auto deadline = Deadline::after(20s);
+  auto judged = [&] { return (*mgr)->stats().forged_dropped + (*mgr)->stats().unknown_dropped; };
+  while (judged() < 1 && !deadline.expired()) std::this_thread::yield();
+  CHECK((*mgr)->stats().forged_dropped == 1);
+
+  // The real node's request is still its own.
+  auto c = r->accept({});
+  REQUIRE(c.ok());
+  CHECK(cli.hear(Deadline::after(20s)) == "connected");
+  cli.say("done");
+  CHECK(cli.wait_exit(Deadline::after(20s)) == 0);
+}
+
 TEST_CASE("oob: a forged HEARTBEAT naming a connected node with a new instance is dropped and counted",
           "[oob]") {
   using namespace oob_wire;

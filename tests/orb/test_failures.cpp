@@ -128,8 +128,8 @@ bool wait_until_stopped(pid_t pid, std::chrono::milliseconds limit) {
 TEST_CASE("server stopped by SIGSTOP mid-call for seconds then continued: the call completes", "[orb]") {
   const Transport t = GENERATE(from_range(fabric_transports()));
   INFO("transport " << t.name);
-  // Seconds beyond a heartbeat bound of one second and a retransmission
-  // give-up of five: on one host a stopped peer is never timed out.
+  // Several seconds, far beyond the heartbeat interval and giop:otp's
+  // retransmission backoff: on one host a stopped peer is not timed out.
   constexpr auto kStopped = std::chrono::seconds(7);
   Server server(t, Threading::kPerConnection);
   echo_var e = server.echo();

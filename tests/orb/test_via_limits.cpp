@@ -53,8 +53,10 @@ TEST_CASE("a giop:via server limited to 1024 descriptors holds 400 connections, 
   const Threading mode = GENERATE(Threading::kPerConnection, Threading::kPool);
   INFO("server " << to_string(mode));
   constexpr int kClients = 4, kConnectionsEach = 100;
-  // Pool mode: a thread for each stalled call.
-  Server server(via_transport(), mode, {"-ORBmaxServerThreadPoolSize", "500"}, false,
+  // Pool mode: a thread for each stalled call. Each client holds more
+  // connections than the default per-client cap.
+  Server server(via_transport(), mode,
+                {"-ORBmaxServerThreadPoolSize", "500", "-ORBclanMaxConnectionsPerClient", "0"}, false,
                 {"TEST_PEER_MAX_FDS=1024"});
   const size_t idle_fds = open_descriptors(server.pid());
   // Each client thread's call stalls in the servant, so each holds a
