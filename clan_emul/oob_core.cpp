@@ -174,24 +174,29 @@ bool names_file(const std::string& path, int fd) {
 // Takes the lock, or sees the file leave the path: a node sweeping a dead
 // holder's files (oob_sweep.hpp) holds the lock only while it unlinks them.
 // 0 locked, -1 the file left the path, else the lock's errno.
+// A sweeper holds the lock for two unlinks, but may be preempted meanwhile
+// on a loaded host: the grace is generous, and costs only a name truly in
+// use that long before it is reported.
 int lock_or_see_swept(int fd, const std::string& path) {
-  constexpr int kSweepGraceMs = 20;
+  constexpr auto kSweepGrace = std::chrono::milliseconds(250);
   struct flock fl {};
   fl.l_type = F_WRLCK;
   fl.l_whence = SEEK_SET;
-  for (int ms = 0;; ++ms) {
+  const Deadline grace = Deadline::after(kSweepGrace);
+  for (;;) {
     if (::fcntl(fd, F_OFD_SETLK, &fl) == 0) return 0;
     int e = errno;
     if (e != EAGAIN && e != EACCES) return e;
     if (!names_file(path, fd)) return -1;
-    if (ms == kSweepGraceMs) return e;
+    if (grace.expired()) return e;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
 
 // Takes the node's OFD lock; returns the descriptor that holds it.
 Result<int> acquire_lock(const std::string& node, const std::string& path) {
-  for (int attempt = 0; attempt < 8; ++attempt) {
+  // Each retry follows a sweep that removed the file: sweepers are few.
+  for (int attempt = 0; attempt < 64; ++attempt) {
     int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) return set_error(Errc::kSystem, errno, "cannot create the lock file '%s': open", path.c_str());
     int e = lock_or_see_swept(fd, path);
@@ -202,7 +207,7 @@ Result<int> acquire_lock(const std::string& node, const std::string& path) {
     if (e == EAGAIN || e == EACCES) return name_in_use(node, path);
     if (e > 0) return set_error(Errc::kSystem, e, "cannot lock '%s': fcntl(F_OFD_SETLK)", path.c_str());
   }
-  return set_error(Errc::kAddressInUse, 0, "node name lock '%s' changed hands 8 times while taking it",
+  return set_error(Errc::kAddressInUse, 0, "node name lock '%s' changed hands 64 times while taking it",
                    path.c_str());
 }
 
