@@ -710,6 +710,7 @@ TEST_CASE("oob: a forged REJECT naming a node whose request waits to be accepted
   Child cli([&](Child& self) {
     auto m = OobManager::start(config(dir, "cli"));
     CHILD_CHECK(m.ok());
+    CHILD_CHECK(self.heard(Deadline::after(60s)) == "listening");
     auto c = (*m)->connect("srv", 7, {}, Deadline::after(30s));
     CHILD_CHECK(c.ok());
     self.tell("connected");
@@ -720,6 +721,7 @@ TEST_CASE("oob: a forged REJECT naming a node whose request waits to be accepted
   REQUIRE(mgr.ok());
   auto l = (*mgr)->listen(7);
   REQUIRE(l.ok());
+  cli.say("listening");
   auto r = (*l)->next_request(Deadline::after(20s));
   REQUIRE(r.ok());
 
@@ -781,6 +783,7 @@ TEST_CASE("oob: a forged HEARTBEAT naming a connected node with a new instance i
   Child cli([&](Child& self) {
     auto m = OobManager::start(config(dir, "cli"));
     CHILD_CHECK(m.ok());
+    CHILD_CHECK(self.heard(Deadline::after(60s)) == "listening");
     auto c = (*m)->connect("srv", 7, {}, Deadline::after(20s));
     CHILD_CHECK(c.ok());
     self.tell("connected");
@@ -797,6 +800,7 @@ TEST_CASE("oob: a forged HEARTBEAT naming a connected node with a new instance i
   REQUIRE(mgr.ok());
   auto l = (*mgr)->listen(7);
   REQUIRE(l.ok());
+  cli.say("listening");
   auto r = (*l)->next_request(Deadline::after(20s));
   REQUIRE(r.ok());
   auto c = r->accept({});
