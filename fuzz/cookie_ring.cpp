@@ -38,12 +38,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint32_t slots = in.ConsumeIntegralInRange<uint32_t>(8, 24);
   const uint64_t first = in.ConsumeIntegralInRange<uint64_t>(0, 40);
   auto& n = fuzz::nics();
-  auto rx = std::move(CookieReceiver::create(*n.b, slots).value());
-  auto tx = std::move(CookieSender::create(*n.a).value());
-  FUZZ_CHECK(tx->attach(*n.a, rx->cookie(), slots) == Errc::kOk);
-  FUZZ_CHECK(rx->attach(*n.b, tx->cookie(), first) == Errc::kOk);
-  auto ring = std::move(n.a->import(rx->cookie()).value());
-  auto sender_words = std::move(n.b->import(tx->cookie()).value());
+  // Each side's channel block: the receiver's holds the ring, the sender's
+  // the read pointer and doorbell request the receiver writes back.
+  const wire::BlockLayout lay = wire::block_layout(slots, 8);
+  auto rx_block = std::move(n.b->export_region(lay.bytes).value());
+  auto tx_block = std::move(n.a->export_region(lay.bytes).value());
+  // The mappings outlive the ends that use them.
+  auto to_rx = std::move(n.a->import(rx_block.cookie()).value());
+  auto to_tx = std::move(n.b->import(tx_block.cookie()).value());
+  auto rx = std::move(CookieReceiver::create(*n.b, rx_block, lay.ck_ring, slots).value());
+  auto tx = std::make_unique<CookieSender>(tx_block.data() + lay.ck_sender);
+  FUZZ_CHECK(tx->attach(to_rx, lay.ck_ring, slots) == Errc::kOk);
+  FUZZ_CHECK(rx->attach(to_tx, lay.ck_sender, first) == Errc::kOk);
+  // The hostile peer's own mappings of the same two places.
+  auto ring = std::move(n.a->import(rx_block.cookie()).value());
+  auto sender_words = std::move(n.b->import(tx_block.cookie()).value());
   const size_t ring_bytes = wire::ck_region_bytes(slots);
   const std::byte* base = nullptr;  // the ring's region, learnt from the first peek
 
@@ -56,7 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const size_t at = in.ConsumeIntegralInRange<size_t>(0, ring_bytes / 8 - 1) * 8;
         const uint64_t v = in.ConsumeBool() ? next + in.ConsumeIntegralInRange<uint64_t>(0, slots + 1)
                                             : in.ConsumeIntegral<uint64_t>();
-        (void)ring.write_word(at, v);
+        (void)ring.write_word(lay.ck_ring + at, v);
         if (at >= wire::kCkRing) model[(at - wire::kCkRing) / wire::kCkSlot].dirty = true;
         break;
       }
@@ -64,7 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const bool want = in.ConsumeBool();
         const uint64_t v = in.ConsumeBool() ? pushed - std::min<uint64_t>(pushed, in.ConsumeIntegral<uint8_t>())
                                             : in.ConsumeIntegral<uint64_t>();
-        (void)sender_words.write_word(want ? wire::kCkWant : wire::kCkRead, v);
+        (void)sender_words.write_word(lay.ck_sender + (want ? wire::kCkWant : wire::kCkRead), v);
         if (!want) read_pointer = v;
         break;
       }

@@ -44,12 +44,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider in(data, size);
   const uint32_t slots = in.ConsumeIntegralInRange<uint32_t>(1, 16);
   auto& n = fuzz::nics();
-  auto rx = std::move(TransferReceiver::create(*n.b, slots).value());
-  auto tx = std::move(TransferSender::create(*n.a).value());
-  FUZZ_CHECK(tx->attach(*n.a, rx->cookie(), slots) == Errc::kOk);
-  FUZZ_CHECK(rx->attach(*n.b, tx->cookie()) == Errc::kOk);
-  auto ring = std::move(n.a->import(rx->cookie()).value());
-  auto read_word = std::move(n.b->import(tx->cookie()).value());
+  // Each side's channel block: the receiver's holds the ring, the sender's
+  // the read pointer the receiver writes back.
+  const wire::BlockLayout lay = wire::block_layout(8, slots);
+  auto rx_block = std::move(n.b->export_region(lay.bytes).value());
+  auto tx_block = std::move(n.a->export_region(lay.bytes).value());
+  // The mappings outlive the ends that use them.
+  auto to_rx = std::move(n.a->import(rx_block.cookie()).value());
+  auto to_tx = std::move(n.b->import(tx_block.cookie()).value());
+  auto rx = std::move(TransferReceiver::create(*n.b, rx_block, lay.tq_ring, slots).value());
+  auto tx = std::make_unique<TransferSender>(tx_block.data() + lay.tq_sender);
+  FUZZ_CHECK(tx->attach(to_rx, lay.tq_ring, slots) == Errc::kOk);
+  FUZZ_CHECK(rx->attach(to_tx, lay.tq_sender) == Errc::kOk);
+  // The hostile peer's own mappings of the same two places.
+  auto ring = std::move(n.a->import(rx_block.cookie()).value());
+  auto read_word = std::move(n.b->import(tx_block.cookie()).value());
   const size_t ring_bytes = wire::tq_region_bytes(slots);
 
   std::vector<Slot> model(slots);
@@ -60,7 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     switch (in.ConsumeIntegralInRange<int>(0, 7)) {
       case 0: {  // hostile: a word anywhere in the ring region
         const size_t at = in.ConsumeIntegralInRange<size_t>(0, ring_bytes / 8 - 1) * 8;
-        (void)ring.write_word(at, in.ConsumeBool() ? read + 1 : in.ConsumeIntegral<uint64_t>());
+        (void)ring.write_word(lay.tq_ring + at, in.ConsumeBool() ? read + 1 : in.ConsumeIntegral<uint64_t>());
         if (at >= wire::kTqRing) spoil(model[(at - wire::kTqRing) / sizeof(wire::Record)]);
         break;
       }
@@ -74,14 +83,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         r.flags = in.ConsumeIntegralInRange<uint32_t>(0, 8);
         r.status = in.ConsumeIntegral<uint32_t>();
         r.check = wire::record_check(r);
-        (void)ring.write(wire::kTqRing + (pos % slots) * sizeof r, &r, sizeof r);
+        (void)ring.write(lay.tq_ring + wire::kTqRing + (pos % slots) * sizeof r, &r, sizeof r);
         spoil(model[pos % slots]);
         break;
       }
       case 2: {  // hostile: the read pointer the sender trusts
         read_pointer = in.ConsumeBool() ? written - std::min<uint64_t>(written, in.ConsumeIntegral<uint8_t>())
                                         : in.ConsumeIntegral<uint64_t>();
-        (void)read_word.write_word(wire::kTqRead, read_pointer);
+        (void)read_word.write_word(lay.tq_sender + wire::kTqRead, read_pointer);
         break;
       }
       case 3: {  // honest: put a record if there is room

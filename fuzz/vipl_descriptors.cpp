@@ -89,16 +89,24 @@ Server& server() {
 
 // The hostile peer's end of one connection.
 struct Peer {
+  static constexpr via::wire::BlockLayout kLayout = via::wire::block_layout(kSlots, kSlots);
   clan::Nic& nic = *server().fabric.raw_nic;
-  std::unique_ptr<via::CookieReceiver> ck_rx = std::move(via::CookieReceiver::create(nic, kSlots).value());
-  std::unique_ptr<via::CookieSender> ck_tx = std::move(via::CookieSender::create(nic).value());
-  std::unique_ptr<via::TransferReceiver> tq_rx = std::move(via::TransferReceiver::create(nic, kSlots).value());
-  std::unique_ptr<via::TransferSender> tq_tx = std::move(via::TransferSender::create(nic).value());
+  clan::Region block = std::move(nic.export_region(kLayout.bytes).value());  // our channel block
+  // The VI's channel block: its rings, which we write (raw writes too), and
+  // the read pointers of ours. It outlives the ends that write through it.
+  clan::Aperture their_block;
+  via::wire::BlockLayout their_layout{};
+  std::unique_ptr<via::CookieReceiver> ck_rx =
+      std::move(via::CookieReceiver::create(nic, block, kLayout.ck_ring, kSlots).value());
+  std::unique_ptr<via::CookieSender> ck_tx = std::make_unique<via::CookieSender>(block.data() + kLayout.ck_sender);
+  std::unique_ptr<via::TransferReceiver> tq_rx =
+      std::move(via::TransferReceiver::create(nic, block, kLayout.tq_ring, kSlots).value());
+  std::unique_ptr<via::TransferSender> tq_tx =
+      std::make_unique<via::TransferSender>(block.data() + kLayout.tq_sender);
   clan::Region sink = std::move(nic.export_region(kSinkBytes).value());
   std::vector<bool> may_land = std::vector<bool>(kSinkBytes);  // bytes a posted segment covers
   via::wire::Hello theirs{};
   std::shared_ptr<clan::OobConnection> conn;
-  clan::Aperture ck_ring, tq_ring;  // raw writes into the VI's rings
   uint64_t posted = 0;              // descriptors pushed to the VI
 };
 
@@ -111,10 +119,7 @@ bool connect(Peer& p, VIP_VI_HANDLE vi, VIP_RELIABILITY_LEVEL level) {
   h.max_transfer = 64 * 1024;
   h.tq_slots = kSlots;
   h.ck_slots = kSlots;
-  h.ck_ring = p.ck_rx->cookie();
-  h.ck_read = p.ck_tx->cookie();
-  h.tq_ring = p.tq_rx->cookie();
-  h.tq_read = p.tq_tx->cookie();
+  h.block = p.block.cookie();
   std::vector<std::byte> blob(sizeof h);
   std::memcpy(blob.data(), &h, sizeof h);
   std::thread t([&] {
@@ -130,11 +135,11 @@ bool connect(Peer& p, VIP_VI_HANDLE vi, VIP_RELIABILITY_LEVEL level) {
   if (r != VIP_SUCCESS || !p.conn) return false;
   FUZZ_CHECK(p.conn->peer_blob().size() >= sizeof p.theirs);
   std::memcpy(&p.theirs, p.conn->peer_blob().data(), sizeof p.theirs);
-  FUZZ_CHECK(p.ck_tx->attach(p.nic, p.theirs.ck_ring, p.theirs.ck_slots) == Errc::kOk);
-  FUZZ_CHECK(p.tq_tx->attach(p.nic, p.theirs.tq_ring, p.theirs.tq_slots) == Errc::kOk);
-  FUZZ_CHECK(p.tq_rx->attach(p.nic, p.theirs.tq_read) == Errc::kOk);
-  p.ck_ring = std::move(p.nic.import(p.theirs.ck_ring).value());
-  p.tq_ring = std::move(p.nic.import(p.theirs.tq_ring).value());
+  p.their_layout = via::wire::block_layout(p.theirs.ck_slots, p.theirs.tq_slots);
+  p.their_block = std::move(p.nic.import(p.theirs.block).value());
+  FUZZ_CHECK(p.ck_tx->attach(p.their_block, p.their_layout.ck_ring, p.theirs.ck_slots) == Errc::kOk);
+  FUZZ_CHECK(p.tq_tx->attach(p.their_block, p.their_layout.tq_ring, p.theirs.tq_slots) == Errc::kOk);
+  FUZZ_CHECK(p.tq_rx->attach(p.their_block, p.their_layout.tq_sender) == Errc::kOk);
   return true;
 }
 
@@ -295,9 +300,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case 1: post(false); break;
       case 2: peer_post(*p, in); break;
       case 3: peer_record(*p, in, recvs.completed); break;
-      case 4: {  // a raw word in one of the VI's rings
-        clan::Aperture& ring = in.ConsumeBool() ? p->ck_ring : p->tq_ring;
-        (void)ring.write_word(in.ConsumeIntegralInRange<size_t>(0, ring.size() / 8) * 8, in.ConsumeIntegral<uint64_t>());
+      case 4: {  // a raw word anywhere in the VI's channel block: its rings and our read pointers
+        clan::Aperture& b = p->their_block;
+        (void)b.write_word(in.ConsumeIntegralInRange<size_t>(0, b.size() / 8) * 8, in.ConsumeIntegral<uint64_t>());
         break;
       }
       case 5: {
