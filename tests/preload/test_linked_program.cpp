@@ -7,7 +7,7 @@
 
 using namespace clan::preloadtest;
 
-TEST_CASE("preload: into a program that links clanorb, the transports work once", "[preload]") {
+TEST_CASE("into a program that links clanorb, the transports work once", "[preload]") {
   const std::string peer = ORB_TEST_PEER;
   Process server(peer, {"server", "-ORBendPoint", "giop:clan::"}, false, preloaded());
   auto echo_line = server.wait_for_line("echo IOR:", 30s);

@@ -40,7 +40,7 @@ Finished nameclt(const ClanNamingService& ns, std::vector<std::string> args,
 
 }  // namespace
 
-TEST_CASE("preload: omniNames over giop:clan, reached by nameclt and a clanorb client",
+TEST_CASE("omniNames over giop:clan, reached by nameclt and a clanorb client",
           "[preload]") {
   ClanNamingService ns;
 
@@ -69,7 +69,7 @@ TEST_CASE("preload: omniNames over giop:clan, reached by nameclt and a clanorb c
   CHECK(server.wait() == 0);
 }
 
-TEST_CASE("preload: the stock eg3 example binds and resolves through omniNames over giop:clan",
+TEST_CASE("the stock eg3 example binds and resolves through omniNames over giop:clan",
           "[preload]") {
   ClanNamingService ns;
   auto args = ns.init_ref();

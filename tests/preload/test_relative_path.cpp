@@ -7,7 +7,7 @@
 
 using namespace clan::preloadtest;
 
-TEST_CASE("preload: named by a relative path, in a program that changes directory before ORB_init",
+TEST_CASE("named by a relative path, in a program that changes directory before ORB_init",
           "[preload]") {
   const std::string relative =
       std::filesystem::relative(kPreloadLib, std::filesystem::current_path()).string();

@@ -25,7 +25,7 @@ void check_echo_call(const std::string& ior, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("preload: the stock echo example serves and calls over each clanorb transport",
+TEST_CASE("the stock echo example serves and calls over each clanorb transport",
           "[preload]") {
   for (const auto& name : kPreloadedTransports) {
     DYNAMIC_SECTION("giop:" << name) {
@@ -38,7 +38,7 @@ TEST_CASE("preload: the stock echo example serves and calls over each clanorb tr
   }
 }
 
-TEST_CASE("preload: the endpoint can come from an omniORB config file", "[preload]") {
+TEST_CASE("the endpoint can come from an omniORB config file", "[preload]") {
   clan::test::RuntimeDir dir;
   const std::string config = dir.path + "/omniORB.cfg";
   std::ofstream(config) << "endPoint = giop:clan::\n";
@@ -49,7 +49,7 @@ TEST_CASE("preload: the endpoint can come from an omniORB config file", "[preloa
   check_echo_call(ior, "clan");
 }
 
-TEST_CASE("preload: without it, the stock example cannot serve giop:clan", "[preload]") {
+TEST_CASE("without it, the stock example cannot serve giop:clan", "[preload]") {
   auto server = run_to_end(stock_program(kEchoExamples + "eg2_impl", kDocPackage),
                            {"-ORBendPoint", "giop:clan::"}, environment_with());
   INFO(server.output);
