@@ -105,18 +105,21 @@ bench::Table bandwidth_table(const Results& r) {
   return t;
 }
 
+// How the table was measured, for the reader of the Markdown.
+std::string method(const Options& o) {
+  return "Median of " + std::to_string(o.bw_reps) + " repetitions (min-max), the five streams alternated within "
+         "each. Per repetition " + bench::size_label(o.bw_bytes) + " or " + bench::fmt("%.0f", o.bw_seconds * 1e3) +
+         " ms of sending, whichever is less (sized by a calibration run, which is also the warm-up), at least 32 "
+         "messages. VIA: 4 receive buffers of 64 KiB posted, reliable delivery, the receiver reposts each buffer "
+         "after checking it; credits = the reposted receive descriptors, the sender holds sends with DeferSends (up "
+         "to " + std::to_string(kSendSlots) + " sends queued). auto = PIO up to 1024 B, DMA above. Raw DMQ: 256 KiB "
+         "ring (= 4 x 64 KiB), PIO sends or async DMA with " + std::to_string(kSendSlots) + " source buffers. "
+         "Data: the sender writes an 8-byte sequence number per message, the receiver checks length and sequence "
+         "(payload not otherwise touched). Time: A's first send to B's last message consumed (one monotonic clock).";
+}
+
 void print(const Options& o, const Results& r) {
-  std::printf("## Bandwidth (paper 001 Fig. 6): MB/s (10^6 B/s of payload)\n\n");
-  std::printf("Median of %d repetitions (min-max), the five streams alternated within each. Per repetition "
-              "%s or %.0f ms of sending, whichever is less (sized by a calibration run, which is also the "
-              "warm-up), at least 32 messages. VIA: 4 receive buffers of 64 KiB posted, reliable delivery, the "
-              "receiver reposts each buffer after checking it; credits = the reposted receive descriptors, the "
-              "sender holds sends with DeferSends (up to %zu sends queued). auto = PIO up to 1024 B, DMA "
-              "above. Raw DMQ: 256 KiB ring (= 4 x 64 KiB), PIO sends or async DMA with %zu source buffers. "
-              "Data: the sender writes an 8-byte sequence number per message, the receiver checks length and "
-              "sequence (payload not otherwise touched). Time: A's first send to B's last message consumed "
-              "(one monotonic clock).\n\n",
-              o.bw_reps, bench::size_label(o.bw_bytes).c_str(), o.bw_seconds * 1e3, kSendSlots, kSendSlots);
+  std::printf("## Bandwidth (paper 001 Fig. 6): MB/s (10^6 B/s of payload)\n\n%s\n\n", method(o).c_str());
   std::printf("%s", bandwidth_table(r).markdown().c_str());
   // Small messages: at most kRecvBuffers messages per credit round trip.
   const double rt0 = 2 * r.half("via_pio", 0).p50;

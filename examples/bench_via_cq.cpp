@@ -39,15 +39,18 @@ void measure(const Options& o, Driver& drv, Results& res) {
   }
 }
 
+// How the table was measured, for the reader of the Markdown.
+std::string method(const Options& o) {
+  return "Server (peer process): one receive CQ over " + std::to_string(kCqMax) + " connected VIs (on a NIC of "
+         "their own; the latency/bandwidth VI is on another); VipCQWait, VipRecvDone, echo (VipPostSend), repost. "
+         "Client (this process): one outstanding " + std::to_string(kCqMessage) + "-byte request on each of the "
+         "first N connections, echoes taken from its own CQ and re-sent on the same connection. " +
+         bench::fmt("%.2f", o.cq_seconds) + " s per point after a warm-up; idle connections stay connected. "
+         "Median of " + std::to_string(o.cq_reps) + " repetitions (min-max). Paper: no degradation with load.";
+}
+
 void print(const Options& o, const Results& r) {
-  std::printf("## Completion queues (paper 001 Fig. 7): messages/s through one CQ\n\n");
-  std::printf("Server (peer process): one receive CQ over %zu connected VIs (on a NIC of their own; the "
-              "latency/bandwidth VI is on another); VipCQWait, VipRecvDone, echo (VipPostSend), repost. Client "
-              "(this process): one outstanding %u-byte request on each of the first N connections, echoes taken "
-              "from its own CQ and re-sent on the same connection. %.2f s per point after a warm-up; idle "
-              "connections stay connected. Median of %d repetitions (min-max). Paper: no degradation with "
-              "load.\n\n",
-              kCqMax, kCqMessage, o.cq_seconds, o.cq_reps);
+  std::printf("## Completion queues (paper 001 Fig. 7): messages/s through one CQ\n\n%s\n\n", method(o).c_str());
   bench::Table t({{"connections"}, {"PIO msg/s"}, {"DMA msg/s"}});
   for (int n : o.cq_conns) {
     t.add({n, bench::fmt("%.0f", r.cq_of("pio", n)) + bench::range_of(r.cq_all("pio", n), "%.0f"),

@@ -96,16 +96,18 @@ bench::Table regime_table(const Results& r) {
   return t;
 }
 
+// How the table was measured, for the reader of the Markdown.
+std::string method(const Options& o) {
+  return "Ping-pong; one sample = one whole round trip, halved: post the send; while it is on its way, repost the "
+         "previous echo's receive buffer and reap the send with VipSendWait; VipRecvWait for the echo. The peer "
+         "waits, echoes, then reposts and reaps. " + std::to_string(o.roundtrips) + " round trips per point (64 KiB: " +
+         std::to_string(total_of(o, 65536)) + "), in " + std::to_string(o.rounds) +
+         " alternating rounds of raw DMQ, VIA PIO, VIA DMA, each after a warm-up. Raw DMQ: DmqSender::send (PIO) / "
+         "DmqReceiver::receive. Paper (650 MHz PIII, real CLAN): PIO 3.4/4.6/4.7, DMA 4.4/6.4/6.8 us for 0/4/40 B.";
+}
+
 void print(const Options& o, const Results& r) {
-  std::printf("## Latency (paper 001 Table 1): HALF round trips, us\n\n");
-  std::printf("Ping-pong; one sample = one whole round trip, halved: post the send; while it is on its way, "
-              "repost the previous echo's receive buffer and reap the send with VipSendWait; VipRecvWait for "
-              "the echo. The peer waits, echoes, then reposts and reaps. "
-              "%llu round trips per point (64 KiB: %llu), in %d alternating rounds of raw DMQ, VIA PIO, VIA "
-              "DMA, each after a warm-up. Raw DMQ: DmqSender::send (PIO) / DmqReceiver::receive. "
-              "Paper (650 MHz PIII, real CLAN): PIO 3.4/4.6/4.7, DMA 4.4/6.4/6.8 us for 0/4/40 B.\n\n",
-              static_cast<unsigned long long>(o.roundtrips), static_cast<unsigned long long>(total_of(o, 65536)),
-              o.rounds);
+  std::printf("## Latency (paper 001 Table 1): HALF round trips, us\n\n%s\n\n", method(o).c_str());
   std::printf("%s", latency_table(r).markdown().c_str());
   std::printf("\nWaiting regime: futex sleeps per round trip (both processes; 0 = both spun, about 2 = both "
               "slept every exchange) and blocks in which A and B were seen on the same CPU, out of %d per "
