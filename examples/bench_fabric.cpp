@@ -16,6 +16,7 @@
 //                     [--alternations N] [--bw-mib N] [--bw-ms N] [--reps N]
 // Tables go to stdout (Markdown), progress to stderr. Targets are reported,
 // never asserted: the exit status is non-zero only when something failed.
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -36,8 +37,14 @@
 #include <string>
 #include <vector>
 
-#include "bench_proc.hpp"
-#include "bench_stats.hpp"
+#include "bench/channel.hpp"
+#include "bench/format.hpp"
+#include "bench/histogram.hpp"
+#include "bench/json.hpp"
+#include "bench/machine.hpp"
+#include "bench/peer.hpp"
+#include "bench/pinning.hpp"
+#include "bench/stats.hpp"
 #include "clan_emul/aperture.hpp"
 #include "clan_emul/dma_stream.hpp"
 #include "clan_emul/dmq_layout.hpp"

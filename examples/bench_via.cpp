@@ -33,6 +33,7 @@
 // reported, never asserted: the exit status is non-zero only when something
 // failed.
 #include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -54,8 +55,14 @@
 #include <unordered_map>
 #include <vector>
 
-#include "bench_proc.hpp"
-#include "bench_stats.hpp"
+#include "bench/channel.hpp"
+#include "bench/format.hpp"
+#include "bench/histogram.hpp"
+#include "bench/json.hpp"
+#include "bench/machine.hpp"
+#include "bench/peer.hpp"
+#include "bench/pinning.hpp"
+#include "bench/stats.hpp"
 #include "clan_emul/dma_stream.hpp"
 #include "clan_emul/dmq_layout.hpp"
 #include "clan_emul/dmq_receiver.hpp"

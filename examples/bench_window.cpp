@@ -15,6 +15,7 @@
 // Usage: bench_window [--quick] [--ms N] [--reps N] [--loss] [--out DIR]
 // Tables go to stdout (Markdown), progress to stderr. The target is reported,
 // never asserted: the exit status is non-zero only when something failed.
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,8 +35,14 @@
 #include <string>
 #include <vector>
 
-#include "bench_proc.hpp"
-#include "bench_stats.hpp"
+#include "bench/channel.hpp"
+#include "bench/format.hpp"
+#include "bench/histogram.hpp"
+#include "bench/json.hpp"
+#include "bench/machine.hpp"
+#include "bench/peer.hpp"
+#include "bench/pinning.hpp"
+#include "bench/stats.hpp"
 #include "clan_emul/datagram_link.hpp"
 #include "clan_emul/nic.hpp"
 #include "clan_emul/oob_listener.hpp"
