@@ -17,7 +17,7 @@ class StartSignal {
   StartSignal();
 
   // The peer: it has started the next command.
-  void started() { count_->fetch_add(1, std::memory_order_release); }
+  void started() const { count_->fetch_add(1, std::memory_order_release); }
 
   // The measuring side: spins until the peer has started command number
   // `n` (counted from 1); dies after 30 s.

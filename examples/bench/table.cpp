@@ -47,16 +47,23 @@ void Table::add(std::vector<Value> row) {
   rows_.push_back(std::move(row));
 }
 
+namespace {
+
+// " text |", or " |" for an empty cell.
+std::string markdown_cell(const std::string& text) { return text.empty() ? " |" : " " + text + " |"; }
+
+}  // namespace
+
 std::string Table::markdown() const {
   std::string head = "|", rule = "|";
   for (const Column& c : columns_) {
-    head += " " + (c.heading.empty() ? c.key : c.heading) + " |";
+    head += markdown_cell(c.heading.empty() ? c.key : c.heading);
     rule += c.right ? "---:|" : "---|";
   }
   std::string o = head + "\n" + rule + "\n";
   for (const auto& row : rows_) {
     o += "|";
-    for (const Value& v : row) o += " " + v.text() + " |";
+    for (const Value& v : row) o += markdown_cell(v.text());
     o += "\n";
   }
   return o;
