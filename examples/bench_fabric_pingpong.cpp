@@ -13,8 +13,6 @@
 // fabric_latency.csv and fabric_pingpong.json. Targets (examples/targets.tsv)
 // are reported, never asserted: the exit status is non-zero only when
 // something failed.
-#include <signal.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -24,11 +22,9 @@
 #include "bench/format.hpp"
 #include "bench/machine.hpp"
 #include "bench/peer.hpp"
-#include "bench/process_pair.hpp"
-#include "bench/session.hpp"
-#include "bench/targets.hpp"
 #include "fabric_bench/pingpong.hpp"
 #include "fabric_bench/pingpong_report.hpp"
+#include "fabric_bench/program.hpp"
 
 namespace {
 
@@ -41,29 +37,18 @@ struct Options {
 };
 
 [[noreturn]] void usage(const char* argv0) {
-  std::fprintf(stderr, "usage: %s [--quick] [--roundtrips N] [--alternations N] [--spin-ns N] [--pin] [--out DIR]\n",
-               argv0);
-  std::exit(2);
+  print_usage(argv0, "[--quick] [--roundtrips N] [--alternations N] [--spin-ns N] [--pin] [--out DIR]");
 }
 
 Options parse(int argc, char** argv) {
   Options o;
-  o.common.pin = false;
   bool rt = false;
-  auto num = [&](int& i) -> long long {
-    if (i + 1 >= argc) usage(argv[0]);
-    char* end = nullptr;
-    long long v = std::strtoll(argv[++i], &end, 10);
-    if (!end || *end || v < 0) usage(argv[0]);
-    return v;
-  };
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (bench::take_common_option(argc, argv, i, o.common, usage)) continue;
-    if (a == "--roundtrips") o.roundtrips = static_cast<uint64_t>(num(i)), rt = true;
-    else if (a == "--alternations") o.alternations = static_cast<int>(num(i));
-    else usage(argv[0]);
-  }
+  parse_options(argc, argv, o.common, usage, [&](const std::string& a, int& i) {
+    if (a == "--roundtrips") o.roundtrips = static_cast<uint64_t>(option_number(argc, argv, i, usage)), rt = true;
+    else if (a == "--alternations") o.alternations = static_cast<int>(option_number(argc, argv, i, usage));
+    else return false;
+    return true;
+  });
   if (o.common.quick && !rt) o.roundtrips = 10000;
   o.alternations = std::max(o.alternations, 1);
   o.roundtrips = std::max<uint64_t>(o.roundtrips, static_cast<uint64_t>(o.alternations));
@@ -94,41 +79,15 @@ void round_trips(PingDriver& drv, PingResults& res, int round) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bench::set_program_name("bench_fabric_pingpong");
   const Options o = parse(argc, argv);
-  bench::require_targets(kPingTargets);
-  // A dead peer must turn into an error message, not a silent SIGPIPE death.
-  signal(SIGPIPE, SIG_IGN);
-  bench::apply_spin_budget(o.common.spin_ns);
-
-  PingShared sh;
   PingResults res;
-  res.machine = bench::machine_info();
-  bench::ProcessPair pair([&](bench::Channel ctl) {
-    sh.unix_pair.keep(1);
-    return run_pingpong_peer(o.common, sh, std::move(ctl));
-  });
-  sh.unix_pair.keep(0);
-
-  PingDriver drv(o.common, sh, pair.take_control());
-  drv.setup();
-  res.spin_ns = drv.spin_budget().count();
-  res.pinned = drv.pinned();
+  FabricPair<PingShared, PingDriver> pair({"bench_fabric_pingpong", kPingTargets}, o.common, run_pingpong_peer, res);
   res.clock_ns = bench::clock_overhead_ns();
   res.alternations = o.alternations;
   res.block = o.roundtrips / static_cast<uint64_t>(o.alternations);
   res.warm = std::max<uint64_t>(100, res.block / 10);
   print_ping_header(o.common, res);
-  for (int round = 0; round < o.alternations; ++round) round_trips(drv, res, round);
-
-  bench::arm_watchdog(30);
-  drv.quit();
-  const int code = pair.finish();
-  print_ping_tables(res);
-  if (!o.common.out.empty()) {
-    if (!write_ping_results(o.common, res)) return 1;
-    std::fprintf(stderr, "bench_fabric_pingpong: results in %s/fabric_latency.csv, fabric_pingpong.json\n",
-                 o.common.out.c_str());
-  }
-  return code == 0 ? 0 : 1;
+  for (int round = 0; round < o.alternations; ++round) round_trips(pair.driver(), res, round);
+  return pair.end({[&] { print_ping_tables(res); }, [&] { return write_ping_results(o.common, res); },
+                   "fabric_latency.csv, fabric_pingpong.json"});
 }

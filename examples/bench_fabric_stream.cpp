@@ -12,8 +12,6 @@
 // fabric_bandwidth.csv and fabric_stream.json. Targets (examples/targets.tsv)
 // are reported, never asserted: the exit status is non-zero only when
 // something failed.
-#include <signal.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -22,10 +20,8 @@
 
 #include "bench/format.hpp"
 #include "bench/peer.hpp"
-#include "bench/process_pair.hpp"
-#include "bench/session.hpp"
-#include "bench/targets.hpp"
 #include "fabric_bench/memcpy_bandwidth.hpp"
+#include "fabric_bench/program.hpp"
 #include "fabric_bench/stream.hpp"
 #include "fabric_bench/stream_report.hpp"
 
@@ -39,30 +35,20 @@ struct Options {
 };
 
 [[noreturn]] void usage(const char* argv0) {
-  std::fprintf(stderr, "usage: %s [--quick] [--bw-mib N] [--bw-ms N] [--reps N] [--spin-ns N] [--pin] [--out DIR]\n",
-               argv0);
-  std::exit(2);
+  print_usage(argv0, "[--quick] [--bw-mib N] [--bw-ms N] [--reps N] [--spin-ns N] [--pin] [--out DIR]");
 }
 
 Options parse(int argc, char** argv) {
   Options o;
-  o.common.pin = false;
   bool mib = false, ms = false, reps = false;
-  auto num = [&](int& i) -> long long {
-    if (i + 1 >= argc) usage(argv[0]);
-    char* end = nullptr;
-    long long v = std::strtoll(argv[++i], &end, 10);
-    if (!end || *end || v < 0) usage(argv[0]);
-    return v;
-  };
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (bench::take_common_option(argc, argv, i, o.common, usage)) continue;
-    if (a == "--bw-mib") o.s.bw_bytes = static_cast<uint64_t>(num(i)) * kMiB, mib = true;
-    else if (a == "--bw-ms") o.s.bw_seconds = static_cast<double>(num(i)) / 1000.0, ms = true;
-    else if (a == "--reps") o.s.reps = static_cast<int>(num(i)), reps = true;
-    else usage(argv[0]);
-  }
+  parse_options(argc, argv, o.common, usage, [&](const std::string& a, int& i) {
+    const long long v = a == "--bw-mib" || a == "--bw-ms" || a == "--reps" ? option_number(argc, argv, i, usage) : 0;
+    if (a == "--bw-mib") o.s.bw_bytes = static_cast<uint64_t>(v) * kMiB, mib = true;
+    else if (a == "--bw-ms") o.s.bw_seconds = static_cast<double>(v) / 1000.0, ms = true;
+    else if (a == "--reps") o.s.reps = static_cast<int>(v), reps = true;
+    else return false;
+    return true;
+  });
   if (o.common.quick) {
     if (!mib) o.s.bw_bytes = 4 * kMiB;
     if (!ms) o.s.bw_seconds = 0.05;
@@ -120,40 +106,17 @@ void stream_size(StreamDriver& drv, const StreamSettings& s, StreamResults& res,
 }  // namespace
 
 int main(int argc, char** argv) {
-  bench::set_program_name("bench_fabric_stream");
-  const Options o = parse(argc, argv);
-  bench::require_targets(kStreamTargets);
-  // A dead peer must turn into an error message, not a silent SIGPIPE death.
-  signal(SIGPIPE, SIG_IGN);
-  bench::apply_spin_budget(o.common.spin_ns);
-
-  StreamShared sh;
   StreamResults res;
-  res.machine = bench::machine_info();
-  bench::ProcessPair pair([&](bench::Channel ctl) {
-    sh.unix_pair.keep(1);
-    return run_stream_peer(o.common, sh, std::move(ctl));
-  });
-  sh.unix_pair.keep(0);
-
-  StreamDriver drv(o.common, sh, pair.take_control());
-  drv.setup();
-  res.spin_ns = drv.spin_budget().count();
-  res.pinned = drv.pinned();
+  const Options o = parse(argc, argv);
+  FabricPair<StreamShared, StreamDriver> pair({"bench_fabric_stream", kStreamTargets}, o.common, run_stream_peer, res);
   print_stream_header(o.common, o.s, res);
+  // Message counts, calibrated once per (transport, size), then fixed.
   std::vector<uint64_t> counts(4 * kStreamSizes.size(), 0);
   for (int rep = 0; rep < o.s.reps; ++rep) {
-    for (size_t si = 0; si < kStreamSizes.size(); ++si) stream_size(drv, o.s, res, &counts[4 * si], kStreamSizes[si], rep);
+    for (size_t si = 0; si < kStreamSizes.size(); ++si) {
+      stream_size(pair.driver(), o.s, res, &counts[4 * si], kStreamSizes[si], rep);
+    }
   }
-
-  bench::arm_watchdog(30);
-  drv.quit();
-  const int code = pair.finish();
-  print_stream_tables(o.s, res);
-  if (!o.common.out.empty()) {
-    if (!write_stream_results(o.common, o.s, res)) return 1;
-    std::fprintf(stderr, "bench_fabric_stream: results in %s/fabric_bandwidth.csv, fabric_stream.json\n",
-                 o.common.out.c_str());
-  }
-  return code == 0 ? 0 : 1;
+  return pair.end({[&] { print_stream_tables(o.s, res); }, [&] { return write_stream_results(o.common, o.s, res); },
+                   "fabric_bandwidth.csv, fabric_stream.json"});
 }

@@ -3,7 +3,6 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include "bench/pinning.hpp"
 #include "bench/session.hpp"
 
 namespace fabric_bench {
@@ -30,13 +29,6 @@ std::pair<std::string, std::string> spin_row(const bench::CommonOptions& o, int6
   std::snprintf(buf, sizeof buf, "%" PRId64 " ns (Tripwire::wait spins this long, then sleeps)%s", spin_ns,
                 bench::spin_budget_source(o.spin_ns));
   return {"spin budget", buf};
-}
-
-bool pin_side(const bench::CommonOptions& o, int n) {
-  if (!o.pin) return false;
-  const int cpu = bench::nth_allowed_cpu(n);
-  if (n == 0) return cpu >= 0 && bench::nth_allowed_cpu(1) >= 0 && bench::pin_to_cpu(cpu);
-  return cpu >= 0 && bench::pin_to_cpu(cpu);
 }
 
 }  // namespace fabric_bench

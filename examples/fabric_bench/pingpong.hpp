@@ -16,6 +16,7 @@
 #include "clan_emul/region.hpp"
 #include "clan_emul/tripwire.hpp"
 #include "fabric_bench/config.hpp"
+#include "fabric_bench/program.hpp"
 #include "fabric_bench/socket_io.hpp"
 
 namespace fabric_bench {
@@ -59,12 +60,10 @@ struct PingShared {
 int run_pingpong_peer(const bench::CommonOptions& o, PingShared& sh, bench::Channel ctl);
 
 // The measuring side (A).
-class PingDriver {
+class PingDriver : public Side {
  public:
   PingDriver(const bench::CommonOptions& o, PingShared& sh, bench::Channel ctl);
   void setup();
-  std::chrono::nanoseconds spin_budget() const { return nic_->spin_budget(); }
-  bool pinned() const { return pinned_; }
   void quit();
 
   // One block of `warm` + `count` round trips each; the measured ones are
@@ -79,12 +78,10 @@ class PingDriver {
   const bench::CommonOptions& o_;
   PingShared& sh_;
   bench::Control<PingCommand, PingReply> ctl_;
-  std::unique_ptr<clan::Nic> nic_;
   clan::Region region_;
   clan::Tripwire tw_;
   clan::Aperture ap_;
   uint64_t seq_pio_ = 0, seq_bare_ = 0, seq_unix_ = 0, pio_blocks_ = 0;
-  bool pinned_ = false;
 };
 
 }  // namespace fabric_bench

@@ -5,7 +5,6 @@
 #include "bench/session.hpp"
 #include "bench/stats.hpp"
 #include "clan_emul/futex.hpp"
-#include "fabric_bench/header.hpp"
 #include "fabric_bench/pingpong.hpp"
 #include "fabric_bench/words.hpp"
 
@@ -19,9 +18,7 @@ PingDriver::PingDriver(const bench::CommonOptions& o, PingShared& sh, bench::Cha
     : o_(o), sh_(sh), ctl_(std::move(ctl)) {}
 
 void PingDriver::setup() {
-  auto nic = clan::Nic::open(nic_config("fabric-a", o_.spin_ns));
-  if (!nic) bench::die(std::string("Nic::open: ") + clan::to_string(nic.error()));
-  nic_ = std::move(nic.value());
+  open_nic(o_.spin_ns);
   auto region = nic_->export_region(4096);
   if (!region) bench::die(std::string("export_region: ") + clan::to_string(region.error()));
   region_ = std::move(region.value());

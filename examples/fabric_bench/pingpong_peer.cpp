@@ -1,12 +1,10 @@
 // The peer of bench_fabric_pingpong: echoes PIO words, bare cache-line
 // words and socket messages, one block per command.
-#include <sys/mman.h>
-
 #include <new>
 
 #include "bench/session.hpp"
 #include "clan_emul/futex.hpp"
-#include "fabric_bench/header.hpp"
+#include "fabric_bench/program.hpp"
 #include "fabric_bench/pingpong.hpp"
 #include "fabric_bench/words.hpp"
 
@@ -16,15 +14,13 @@ namespace {
 using clan::Errc;
 using std::chrono::seconds;
 
-class PingPeer {
+class PingPeer : PeerSide {
  public:
-  PingPeer(PingShared& sh, bench::Channel ctl) : sh_(sh), ctl_(std::move(ctl)) {}
+  PingPeer(PingShared& sh, bench::Channel ctl) : PeerSide(std::move(ctl)), sh_(sh) {}
 
   // 0, or the exit code of the step that failed.
   int setup(const bench::CommonOptions& o) {
-    auto nic = clan::Nic::open(nic_config("fabric-b", o.spin_ns));
-    if (!nic) return 10;
-    nic_ = std::move(nic.value());
+    if (!open_nic(o.spin_ns)) return 10;
     auto region = nic_->export_region(4096);
     if (!region) return 11;
     region_ = std::move(region.value());
@@ -41,21 +37,9 @@ class PingPeer {
   }
 
   int serve() {
-    for (;;) {
-      PingCommand c{};
-      // The parent may spend a while on its own output.
-      if (!ctl_.get(c, seconds(600))) return 20;
-      if (c.op == PingOp::kQuit) return 0;
-      PingReply r{};
-      const uint64_t wakes0 = clan::futex_wake_calls();
-      r.status = run(c, clan::Deadline::after(seconds(60)));
-      if (r.status != 0) {
-        ctl_.put(r);
-        return 30;
-      }
-      r.wakes = clan::futex_wake_calls() - wakes0;
-      if (!ctl_.put(r)) return 21;
-    }
+    return serve_commands<PingCommand, PingReply>(ctl_, [this](const PingCommand& c) {
+      return PingReply{run(c, clan::Deadline::after(seconds(60)))};
+    });
   }
 
  private:
@@ -118,8 +102,6 @@ class PingPeer {
   }
 
   PingShared& sh_;
-  bench::Channel ctl_;
-  std::unique_ptr<clan::Nic> nic_;
   clan::Region region_;
   clan::Tripwire tw_;
   clan::Aperture ap_;
@@ -128,17 +110,10 @@ class PingPeer {
 
 }  // namespace
 
-PingShared::PingShared() : unix_pair(SOCK_STREAM) {
-  void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (page == MAP_FAILED) bench::die("mmap of the shared page failed");
-  bare = new (page) Page();
-}
+PingShared::PingShared() : bare(new (map_shared(4096, "the shared page")) Page()), unix_pair(SOCK_STREAM) {}
 
 int run_pingpong_peer(const bench::CommonOptions& o, PingShared& sh, bench::Channel ctl) {
-  pin_side(o, 1);
-  PingPeer peer(sh, std::move(ctl));
-  const int code = peer.setup(o);
-  return code != 0 ? code : peer.serve();
+  return serve_as_peer<PingPeer>(o, sh, std::move(ctl));
 }
 
 }  // namespace fabric_bench

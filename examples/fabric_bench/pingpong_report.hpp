@@ -10,6 +10,7 @@
 #include "bench/machine.hpp"
 #include "bench/options.hpp"
 #include "bench/stats.hpp"
+#include "fabric_bench/program.hpp"
 
 namespace fabric_bench {
 
@@ -21,11 +22,8 @@ struct LatencyResult {
   void add_round(const std::vector<uint64_t>& block);
 };
 
-struct PingResults {
-  bench::MachineInfo machine;
+struct PingResults : RunInfo {
   double clock_ns = 0;
-  int64_t spin_ns = 0;
-  bool pinned = false;
   int alternations = 0;
   uint64_t block = 0, warm = 0;
   LatencyResult pio, bare, unix_;

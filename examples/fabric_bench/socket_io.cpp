@@ -9,28 +9,20 @@
 
 namespace fabric_bench {
 
+// A blocking stream socket sends all of a buffer in one call, and
+// MSG_WAITALL receives all of it, unless a signal interrupts them first.
 bool write_all(int fd, const void* p, size_t n) {
-  const char* c = static_cast<const char*>(p);
-  while (n > 0) {
-    ssize_t w = ::write(fd, c, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    c += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
+  ssize_t w;
+  do w = ::send(fd, p, n, 0);
+  while (w < 0 && errno == EINTR);
+  return w == static_cast<ssize_t>(n);
 }
 
 bool read_all(int fd, void* p, size_t n) {
-  char* c = static_cast<char*>(p);
-  while (n > 0) {
-    ssize_t r = ::read(fd, c, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    c += r;
-    n -= static_cast<size_t>(r);
-  }
-  return true;
+  ssize_t r;
+  do r = ::recv(fd, p, n, MSG_WAITALL);
+  while (r < 0 && errno == EINTR);
+  return r == static_cast<ssize_t>(n);
 }
 
 SocketPair::SocketPair(int type) {

@@ -18,6 +18,7 @@
 #include "clan_emul/dmq_sender.hpp"
 #include "clan_emul/nic.hpp"
 #include "fabric_bench/config.hpp"
+#include "fabric_bench/program.hpp"
 #include "fabric_bench/socket_io.hpp"
 
 namespace fabric_bench {
@@ -87,12 +88,10 @@ struct BwPoint {
 };
 
 // The measuring side (A).
-class StreamDriver {
+class StreamDriver : public Side {
  public:
   StreamDriver(const bench::CommonOptions& o, StreamShared& sh, bench::Channel ctl);
   void setup();
-  std::chrono::nanoseconds spin_budget() const { return nic_->spin_budget(); }
-  bool pinned() const { return pinned_; }
   void quit();
 
   // Streams `count` messages of `size` bytes; timed from the first send to
@@ -115,11 +114,9 @@ class StreamDriver {
   const bench::CommonOptions& o_;
   StreamShared& sh_;
   bench::Control<StreamCommand, StreamReply> ctl_;
-  std::unique_ptr<clan::Nic> nic_;
   std::unique_ptr<clan::DmqSender> tx_;
   std::vector<std::unique_ptr<uint64_t, FreeDeleter>> buffers_;
   uint64_t bare_write_ = 0;
-  bool pinned_ = false;
 };
 
 }  // namespace fabric_bench

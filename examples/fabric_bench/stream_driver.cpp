@@ -7,7 +7,6 @@
 #include "bench/session.hpp"
 #include "clan_emul/dma_stream.hpp"
 #include "clan_emul/futex.hpp"
-#include "fabric_bench/header.hpp"
 #include "fabric_bench/stream.hpp"
 #include "fabric_bench/words.hpp"
 
@@ -21,9 +20,7 @@ StreamDriver::StreamDriver(const bench::CommonOptions& o, StreamShared& sh, benc
     : o_(o), sh_(sh), ctl_(std::move(ctl), &sh.started) {}
 
 void StreamDriver::setup() {
-  auto nic = clan::Nic::open(nic_config("fabric-a", o_.spin_ns));
-  if (!nic) bench::die(std::string("Nic::open: ") + clan::to_string(nic.error()));
-  nic_ = std::move(nic.value());
+  open_nic(o_.spin_ns);
   auto tx = clan::DmqSender::create(*nic_, dmq_config());
   if (!tx) bench::die(std::string("DmqSender::create: ") + clan::to_string(tx.error()));
   tx_ = std::move(tx.value());

@@ -1,13 +1,11 @@
 // The peer of bench_fabric_stream: receives each stream, reads every byte
 // and returns the checksum.
-#include <sys/mman.h>
-
 #include <new>
 
 #include "bench/session.hpp"
 #include "clan_emul/dmq_receiver.hpp"
 #include "clan_emul/futex.hpp"
-#include "fabric_bench/header.hpp"
+#include "fabric_bench/program.hpp"
 #include "fabric_bench/stream.hpp"
 #include "fabric_bench/words.hpp"
 
@@ -32,15 +30,13 @@ struct Tally {
   void finish() { r.elapsed_ns = (Clock::now() - first).count(); }
 };
 
-class StreamPeer {
+class StreamPeer : PeerSide {
  public:
-  StreamPeer(StreamShared& sh, bench::Channel ctl) : sh_(sh), ctl_(std::move(ctl)) {}
+  StreamPeer(StreamShared& sh, bench::Channel ctl) : PeerSide(std::move(ctl)), sh_(sh) {}
 
   // 0, or the exit code of the step that failed.
   int setup(const bench::CommonOptions& o) {
-    auto nic = clan::Nic::open(nic_config("fabric-b", o.spin_ns));
-    if (!nic) return 10;
-    nic_ = std::move(nic.value());
+    if (!open_nic(o.spin_ns)) return 10;
     auto rx = clan::DmqReceiver::create(*nic_, dmq_config());
     if (!rx) return 13;
     rx_ = std::move(rx.value());
@@ -52,26 +48,16 @@ class StreamPeer {
   }
 
   int serve() {
-    for (;;) {
-      StreamCommand c{};
-      // The parent may spend a while on its own measurements (memcpy, output).
-      if (!ctl_.get(c, seconds(600))) return 20;
-      if (c.op == StreamOp::kQuit) return 0;
-      const uint64_t wakes0 = clan::futex_wake_calls();
+    return serve_commands<StreamCommand, StreamReply>(ctl_, [this](const StreamCommand& c) {
       const clan::Deadline dl = clan::Deadline::after(seconds(60));
       // A starts the clock only once this process is awake and about to
       // wait (spinning first) for the data.
       sh_.started.started();
       Tally t;
-      t.r.status = receive(c, dl, t);
-      if (t.r.status != 0) {
-        ctl_.put(StreamReply{t.r.status});
-        return 30;
-      }
+      if (const int32_t status = receive(c, dl, t); status != 0) return StreamReply{status};
       t.finish();
-      t.r.wakes = clan::futex_wake_calls() - wakes0;
-      if (!ctl_.put(t.r)) return 21;
-    }
+      return t.r;
+    });
   }
 
  private:
@@ -132,8 +118,6 @@ class StreamPeer {
   }
 
   StreamShared& sh_;
-  bench::Channel ctl_;
-  std::unique_ptr<clan::Nic> nic_;
   std::unique_ptr<clan::DmqReceiver> rx_;
   std::vector<std::byte> sock_buf_ = std::vector<std::byte>(kMaxMessage);
   uint64_t bare_read_ = 0;
@@ -154,18 +138,11 @@ const char* stream_name(StreamOp op) {
   }
 }
 
-BareRing::BareRing() {
-  const size_t bytes = sizeof(Header) + kRingBytes + 8 + kMaxMessage;
-  void* ring = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (ring == MAP_FAILED) bench::die("mmap of the bare ring failed");
-  header = new (ring) Header();
-}
+BareRing::BareRing()
+    : header(new (map_shared(sizeof(Header) + kRingBytes + 8 + kMaxMessage, "the bare ring")) Header()) {}
 
 int run_stream_peer(const bench::CommonOptions& o, StreamShared& sh, bench::Channel ctl) {
-  pin_side(o, 1);
-  StreamPeer peer(sh, std::move(ctl));
-  const int code = peer.setup(o);
-  return code != 0 ? code : peer.serve();
+  return serve_as_peer<StreamPeer>(o, sh, std::move(ctl));
 }
 
 }  // namespace fabric_bench

@@ -9,6 +9,7 @@
 
 #include "bench/machine.hpp"
 #include "bench/options.hpp"
+#include "fabric_bench/program.hpp"
 #include "fabric_bench/stream.hpp"
 
 namespace fabric_bench {
@@ -24,10 +25,7 @@ struct StreamSettings {
   double memcpy_seconds = 0.3;
 };
 
-struct StreamResults {
-  bench::MachineInfo machine;
-  int64_t spin_ns = 0;
-  bool pinned = false;
+struct StreamResults : RunInfo {
   std::vector<BwPoint> bw;
   std::vector<double> memcpy_bps;        // 64 KiB, cache resident; one per repetition
   std::vector<double> memcpy_large_bps;  // kMemcpyLarge, out of cache; one per repetition

@@ -10,11 +10,12 @@ import time
 from .config import MODES
 from .fmt import fmt_num, fmt_range, fmt_ratio, log, md_table, ratio, summarize, summary_cells, write_csv
 from .processes import read_samples
+from .section import Section
 
 
-class NullEcho:
+class NullEcho(Section):
     def __init__(self, ctx):
-        self.ctx = ctx
+        super().__init__(ctx)
         self.per_round = {}  # (transport, mode) -> p50 of each round
 
     def run(self, servers):
@@ -80,21 +81,19 @@ class NullEcho:
                 else:
                     ctx.results["echo"][f"{t}/{m}"] = summ
 
-    def markdown(self):
-        ctx, p, o = self.ctx, self.ctx.p, []
-        for mode, (mname, _) in MODES.items():
-            o.append(f"## Null echo round trip, server: {mname}\n")
-            o.append(f"Round trips in us, empty string; {p['echo_rounds']} rounds x {p['echo_calls']} calls after "
-                     f"{p['echo_warmup']} warm-up calls per round (a new client process and connection per round).\n")
-            tcp = ctx.results["echo"].get(f"tcp/{mode}")
-            entries = [(t, ctx.results["echo"].get(f"{t}/{mode}")) for t in ctx.transports]
-            if mode == "tpc":
-                entries.append(("zmq REQ/REP ipc (not CORBA)", ctx.results["zmq"]))
-            rows = [self._row(t, e, tcp) for t, e in entries]
-            o.append(md_table(["transport", "calls", "p50", "p90", "p99", "max", "mean", "p50 / tcp", "mean / tcp",
-                               "p50 range over rounds"], rows))
-            o.append("")
-        return o
+    HEADING = "## Null echo round trip, server: {}\n"
+
+    INTRO = ("Round trips in us, empty string; {echo_rounds} rounds x {echo_calls} calls after {echo_warmup} "
+             "warm-up calls per round (a new client process and connection per round).\n")
+
+    def mode_lines(self, mode):
+        res = self.ctx.results
+        tcp = res["echo"].get(f"tcp/{mode}")
+        entries = [(t, res["echo"].get(f"{t}/{mode}")) for t in self.ctx.transports]
+        if mode == "tpc":
+            entries.append(("zmq REQ/REP ipc (not CORBA)", res["zmq"]))
+        return [md_table(["transport", "calls", "p50", "p90", "p99", "max", "mean", "p50 / tcp", "mean / tcp",
+                          "p50 range over rounds"], [self._row(t, e, tcp) for t, e in entries]), ""]
 
     def _row(self, t, e, tcp):
         if e is None:

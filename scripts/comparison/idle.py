@@ -9,11 +9,12 @@ import time
 from .config import MODES
 from .fmt import log, md_table, write_csv
 from .processes import RunFailed, proc_cpu_ns, proc_cpu_ticks
+from .section import Section
 
 
-class IdleCpu:
+class IdleCpu(Section):
     def __init__(self, ctx):
-        self.ctx = ctx
+        super().__init__(ctx)
         self.tick = os.sysconf("SC_CLK_TCK")
 
     def run(self):

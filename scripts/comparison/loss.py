@@ -11,6 +11,7 @@ from .config import (LOSS_CLIENT_SEED, LOSS_PPMS, LOSS_SERVER_SEED, ONEWAY_SHORT
                      otp_loss_args)
 from .fmt import fmt_loss, fmt_num, fmt_range, fmt_size, log, md_table, summarize, summary_cells, write_csv
 from .processes import last_json, read_samples
+from .section import Section
 
 
 def empty_row(ppm):
@@ -19,9 +20,9 @@ def empty_row(ppm):
                 oneway_sent=None, oneway_delivered=None, oneway_failed=False)
 
 
-class Loss:
+class Loss(Section):
     def __init__(self, ctx):
-        self.ctx = ctx
+        super().__init__(ctx)
         self.rows = {ppm: empty_row(ppm) for ppm in LOSS_PPMS}
 
     def run(self):

@@ -4,13 +4,11 @@ with one null echo outstanding on a connection of its own."""
 import os
 
 from .config import MODES
-from .fmt import find, fmt_num, fmt_ratio, log, md_table, ratio, write_csv
+from .fmt import log, md_table, write_csv
+from .section import Section
 
 
-class RequestRate:
-    def __init__(self, ctx):
-        self.ctx = ctx
-
+class RequestRate(Section):
     def run(self, servers):
         ctx, p = self.ctx, self.ctx.p
         acc = {}
@@ -39,25 +37,17 @@ class RequestRate:
         a["retries"] += res.get("connect_retries", 0)
         a["rounds"].append(res["requests_per_s"])
 
-    def markdown(self):
-        ctx, p, o = self.ctx, self.ctx.p, []
-        for mode, (mname, _) in MODES.items():
-            o.append(f"## Request rate (requests/s), server: {mname}\n")
-            o.append(f"N client threads in one process, one outstanding null echo each, one connection each; "
-                     f"{p['rate_rounds']} rounds x {p['rate_seconds']} s after {p['rate_warmup']} s warm-up.\n")
-            rows = [[t] + [self._cell(t, mode, n) for n in p["rate_clients"]] for t in ctx.transports]
-            o.append(md_table(["transport"] + [f"{n} client{'s' if n > 1 else ''}" for n in p["rate_clients"]], rows))
-            o.append("")
-            o.append(self._connections(mode))
-        return o
+    HEADING = "## Request rate (requests/s), server: {}\n"
 
-    def _cell(self, t, mode, n):
-        rate = self.ctx.results["rate"]
-        x = find(rate, transport=t, mode=mode, clients=n)
-        b = find(rate, transport="tcp", mode=mode, clients=n)
-        if x is None:
-            return "failed" if t in self.ctx.failed_transports else "-"
-        return f"{fmt_num(x['requests_per_s'])} ({fmt_ratio(ratio(x['requests_per_s'], b and b['requests_per_s']))})"
+    INTRO = ("N client threads in one process, one outstanding null echo each, one connection each; "
+             "{rate_rounds} rounds x {rate_seconds} s after {rate_warmup} s warm-up.\n")
+
+    def mode_lines(self, mode):
+        ctx, clients = self.ctx, self.ctx.p["rate_clients"]
+        rows = [[t] + [self.vs_tcp(ctx.results["rate"], "requests_per_s", t, mode=mode, clients=n) for n in clients]
+                for t in ctx.transports]
+        return [md_table(["transport"] + [f"{n} client{'s' if n > 1 else ''}" for n in clients], rows), "",
+                self._connections(mode)]
 
     def _connections(self, mode):
         rate = self.ctx.results["rate"]

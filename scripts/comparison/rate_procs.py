@@ -13,15 +13,14 @@ import time
 from .config import MODES, RATE_READY_TIMEOUT
 from .fmt import find, fmt_num, fmt_ratio, log, md_table, ratio, write_csv
 from .processes import read_line
+from .section import Section
 
 
 class ClientsFailed(Exception):
     """A client process of a multi-process run failed: the run counts nothing."""
 
 
-class RequestRateProcs:
-    def __init__(self, ctx):
-        self.ctx = ctx
+class RequestRateProcs(Section):
 
     def run(self, servers):
         """Transports and modes alternated within each round."""

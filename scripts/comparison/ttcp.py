@@ -5,13 +5,11 @@ point, thread-per-connection servers."""
 import os
 
 from .config import TTCP_MODE_NAMES, TTCP_MODES
-from .fmt import find, fmt_num, fmt_ratio, fmt_size, log, md_table, ratio, write_csv
+from .fmt import fmt_size, log, md_table, write_csv
+from .section import Section
 
 
-class Ttcp:
-    def __init__(self, ctx):
-        self.ctx = ctx
-
+class Ttcp(Section):
     def run(self):
         ctx, p = self.ctx, self.ctx.p
         servers = ctx.start_servers("ttcp_server", "ttcp", ["tpc"])
@@ -37,19 +35,11 @@ class Ttcp:
                      + ("; one-way ends with received() polled until every byte is counted" if mode == "oneway"
                         else "")
                      + ".\n")
-            rows = [[fmt_size(size)] + [self._cell(t, mode, size) for t in ctx.transports]
-                    for size in p["ttcp_sizes"]]
+            rows = [[fmt_size(size)] + [self.vs_tcp(ctx.results["ttcp"], "mb_per_s", t, mode=mode, size=size)
+                                        for t in ctx.transports] for size in p["ttcp_sizes"]]
             o.append(md_table(["size"] + ctx.transports, rows))
             o.append("")
         return o
-
-    def _cell(self, t, mode, size):
-        res = self.ctx.results["ttcp"]
-        x = find(res, transport=t, mode=mode, size=size)
-        b = find(res, transport="tcp", mode=mode, size=size)
-        if x is None:
-            return "failed" if t in self.ctx.failed_transports else "-"
-        return f"{fmt_num(x['mb_per_s'])} ({fmt_ratio(ratio(x['mb_per_s'], b and b['mb_per_s']))})"
 
     def write_csv(self):
         write_csv(os.path.join(self.ctx.out, "ttcp.csv"), ["transport", "mode", "size", "bytes", "seconds", "mb_per_s"],
