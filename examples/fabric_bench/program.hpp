@@ -141,7 +141,9 @@ class FabricPair {
   };
 
   FabricPair(Program program, const bench::CommonOptions& o, PeerMain peer, RunInfo& info)
-      : o_(o), machine_(info.machine = start_program(program.name, program.targets, o.spin_ns)), pair_([this, peer](bench::Channel ctl) { return start_peer(peer, std::move(ctl)); }),
+      : o_(o),
+        machine_(info.machine = start_program(program.name, program.targets, o.spin_ns)),
+        pair_([this, peer](bench::Channel ctl) { return start_peer(peer, std::move(ctl)); }),
         drv_(o, kept(sh_), pair_.take_control()) {
     drv_.setup();
     info.spin_ns = drv_.spin_budget().count();
@@ -165,7 +167,7 @@ class FabricPair {
     return sh;
   }
   const bench::CommonOptions& o_;
-  bench::MachineInfo machine_;
+  bench::MachineInfo machine_;  // the program started before anything else is made
   Shared sh_;
   bench::ProcessPair pair_;
   Driver drv_;

@@ -8,7 +8,7 @@ import subprocess
 import time
 
 from .config import MODES
-from .fmt import fmt_num, fmt_range, fmt_ratio, log, md_table, ratio, summarize, summary_cells, write_csv
+from .fmt import fmt_range, fmt_ratio, log, md_table, ratio, summarize, summary_cells, write_csv
 from .processes import read_samples
 from .section import Section
 

@@ -9,7 +9,7 @@ import re
 
 from .config import (LOSS_CLIENT_SEED, LOSS_PPMS, LOSS_SERVER_SEED, ONEWAY_SHORTFALL, OTP_RTO_US, OTP_WINDOW,
                      otp_loss_args)
-from .fmt import fmt_loss, fmt_num, fmt_range, fmt_size, log, md_table, summarize, summary_cells, write_csv
+from .fmt import fmt_loss, fmt_range, fmt_size, log, md_table, summarize, summary_cells, write_csv
 from .processes import last_json, read_samples
 from .section import Section
 

@@ -5,7 +5,6 @@ coincide and the sum is a rate."""
 
 import json
 import os
-import signal
 import subprocess
 import tempfile
 import time
