@@ -93,7 +93,9 @@ bench::Table bandwidth_table(const Results& r) {
   bench::Table t({{"size"}, {"VIA PIO"}, {"VIA DMA"}, {"VIA auto"}, {"DMQ PIO"}, {"DMQ DMA"}, {"VIA PIO / DMQ PIO"},
                   {"VIA DMA / DMQ DMA"}});
   for (uint64_t s : kBwSizes) {
-    auto cell = [&](const char* n) { return bench::fmt("%.0f", r.bw_of(n, s)) + bench::range_of(r.bw_all(n, s), "%.0f"); };
+    auto cell = [&](const char* n) {
+      return bench::fmt("%.0f", r.bw_of(n, s)) + bench::range_of(r.bw_all(n, s), "%.0f");
+    };
     const double vp = r.bw_of("via_pio", s), vd = r.bw_of("via_dma", s), qp = r.bw_of("dmq_pio", s),
                  qd = r.bw_of("dmq_dma", s);
     t.add({bench::size_label(s), cell("via_pio"), cell("via_dma"), cell("via_auto"), cell("dmq_pio"),
@@ -171,18 +173,7 @@ bench::Record config(const Options& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  const Program p{"bench_via_bandwidth",
-                  "VIA bandwidth (paper 001 Fig. 6) over via/ on clan_emul",
-                  "via_bandwidth",
-                  Parts{true, false},
-                  false,
-                  {"via_dma_over_pio_64k_bw", "via_bw_64k_over_dmq"},
-                  measure,
-                  print,
-                  verdicts,
-                  csv,
-                  json,
-                  config};
-  return run(p, argc, argv);
-}
+const via_bench::Program via_bench::kProgram{
+    "bench_via_bandwidth", "VIA bandwidth (paper 001 Fig. 6) over via/ on clan_emul",
+    "via_bandwidth", Parts{true, false}, false, {"via_dma_over_pio_64k_bw", "via_bw_64k_over_dmq"},
+    measure, print, verdicts, csv, json, config};

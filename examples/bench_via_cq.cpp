@@ -89,18 +89,7 @@ bench::Record config(const Options& o) { return {{"cq_reps", o.cq_reps}, {"cq_se
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  const Program p{"bench_via_cq",
-                  "VIA completion queues (paper 001 Fig. 7) over via/ on clan_emul",
-                  "via_cq",
-                  Parts{false, true},
-                  true,
-                  {"via_cq_64_over_8_pio", "via_cq_64_over_8_dma"},
-                  measure,
-                  print,
-                  verdicts,
-                  csv,
-                  json,
-                  config};
-  return run(p, argc, argv);
-}
+const via_bench::Program via_bench::kProgram{
+    "bench_via_cq", "VIA completion queues (paper 001 Fig. 7) over via/ on clan_emul",
+    "via_cq", Parts{false, true}, true, {"via_cq_64_over_8_pio", "via_cq_64_over_8_dma"},
+    measure, print, verdicts, csv, json, config};

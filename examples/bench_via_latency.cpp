@@ -163,18 +163,7 @@ bench::Record config(const Options& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  const Program p{"bench_via_latency",
-                  "VIA latency (paper 001 Table 1) over via/ on clan_emul",
-                  "via_latency",
-                  Parts{true, false},
-                  false,
-                  {"via_pio_0b_rt_over_dmq", "via_dma_over_pio_upto_128b"},
-                  measure,
-                  print,
-                  verdicts,
-                  csv,
-                  json,
-                  config};
-  return run(p, argc, argv);
-}
+const via_bench::Program via_bench::kProgram{
+    "bench_via_latency", "VIA latency (paper 001 Table 1) over via/ on clan_emul",
+    "via_latency", Parts{true, false}, false, {"via_pio_0b_rt_over_dmq", "via_dma_over_pio_upto_128b"},
+    measure, print, verdicts, csv, json, config};

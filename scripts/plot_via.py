@@ -1,9 +1,11 @@
 #!/usr/bin/python3
-"""Plots the results of examples/bench_via --out DIR.
+"""Plots the results of examples/bench_via_{latency,bandwidth,cq} --out DIR.
 
-Reads DIR/via.csv (one table: latency rows carry half-round-trip
-percentiles per series and size; bandwidth rows one repetition each, with
-mb_per_s; cq rows one repetition each, with messages_per_s) and writes:
+Reads whichever of DIR/via_latency.csv, via_bandwidth.csv and via_cq.csv
+exist (rows tagged by their "table" column: latency rows carry
+half-round-trip percentiles per series and size; bandwidth rows one
+repetition each, with mb_per_s; cq rows one repetition each, with
+messages_per_s) and writes:
   DIR/via_latency.png    half round trip p50 (bars to p99) vs message size,
                          raw DMQ, VIA PIO, VIA DMA (paper 001 Table 1);
   DIR/via_bandwidth.png  MB/s vs message size, log x and y, median with
@@ -156,7 +158,11 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     out_dir = sys.argv[1]
-    rows = read_csv(os.path.join(out_dir, "via.csv"))
+    rows = []
+    for part in ("latency", "bandwidth", "cq"):
+        path = os.path.join(out_dir, f"via_{part}.csv")
+        if os.path.exists(path):
+            rows += read_csv(path)
     for plot in (plot_latency, plot_bandwidth, plot_cq):
         path = plot(rows, out_dir)
         if path:

@@ -53,6 +53,13 @@ void apply_spin_budget(int64_t spin_ns) {
   if (spin_ns >= 0) setenv("CLAN_SPIN_NS", std::to_string(spin_ns).c_str(), 1);
 }
 
+clan::NicConfig nic_config(const std::string& name, int64_t spin_ns) {
+  clan::NicConfig c;
+  c.name = name;
+  if (spin_ns >= 0) c.spin_budget = std::chrono::nanoseconds(spin_ns);
+  return c;
+}
+
 const char* spin_budget_source(int64_t spin_ns) {
   if (spin_ns >= 0) return " (--spin-ns)";
   return std::getenv("CLAN_SPIN_NS") ? " (CLAN_SPIN_NS)" : " (clan_emul default)";

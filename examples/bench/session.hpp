@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "clan_emul/nic.hpp"
+
 namespace bench {
 
 // The name every message starts with ("bench_via_latency: error: ...").
@@ -30,6 +32,10 @@ void remove_runtime_dir();
 // One spin budget for every NIC of both processes: sets CLAN_SPIN_NS when
 // spin_ns >= 0 (the command line wins over the environment).
 void apply_spin_budget(int64_t spin_ns);
+// A NIC named `name`; spin_ns >= 0 sets its spin budget (CLAN_SPIN_NS,
+// when set, still overrides it in Nic::open).
+clan::NicConfig nic_config(const std::string& name, int64_t spin_ns = -1);
+
 // Where the budget in force comes from: " (--spin-ns)", " (CLAN_SPIN_NS)"
 // or " (clan_emul default)".
 const char* spin_budget_source(int64_t spin_ns);

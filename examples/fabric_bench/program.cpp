@@ -11,7 +11,6 @@
 #include "bench/pinning.hpp"
 #include "bench/session.hpp"
 #include "bench/targets.hpp"
-#include "fabric_bench/config.hpp"
 
 namespace fabric_bench {
 
@@ -37,7 +36,7 @@ bool pin_side(const bench::CommonOptions& o, int n) {
 }
 
 void Side::open_nic(int64_t spin_ns) {
-  auto nic = clan::Nic::open(nic_config("fabric-a", spin_ns));
+  auto nic = clan::Nic::open(bench::nic_config("fabric-a", spin_ns));
   if (!nic) bench::die(std::string("Nic::open: ") + clan::to_string(nic.error()));
   nic_ = std::move(nic.value());
 }
@@ -56,7 +55,7 @@ long long option_number(int argc, char** argv, int& i, void (*usage)(const char*
 }
 
 bool PeerSide::open_nic(int64_t spin_ns) {
-  auto nic = clan::Nic::open(nic_config("fabric-b", spin_ns));
+  auto nic = clan::Nic::open(bench::nic_config("fabric-b", spin_ns));
   if (!nic) return false;
   nic_ = std::move(nic.value());
   return true;

@@ -9,9 +9,7 @@ using bench::die;
 using Clock = std::chrono::steady_clock;
 
 void Driver::open_raw_dmq() {
-  clan::NicConfig nc;
-  nc.name = setup_.node_a + "-raw";
-  auto nic = clan::Nic::open(nc);
+  auto nic = clan::Nic::open(bench::nic_config(setup_.node_a + "-raw"));
   if (!nic) die(std::string("Nic::open: ") + clan::to_string(nic.error()));
   nic_ = std::move(nic.value());
   spin_ns_ = nic_->spin_budget().count();

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "bench/pinning.hpp"
+#include "bench/session.hpp"
 
 namespace via_bench {
 namespace {
@@ -23,9 +24,7 @@ int Peer::run() {
 }
 
 int Peer::open_raw_dmq() {
-  clan::NicConfig c;
-  c.name = setup_.node_b + "-raw";
-  auto nic = clan::Nic::open(c);
+  auto nic = clan::Nic::open(bench::nic_config(setup_.node_b + "-raw"));
   if (!nic) return 30;
   nic_ = std::move(nic.value());
   auto tx = clan::DmqSender::create(*nic_, dmq_config());

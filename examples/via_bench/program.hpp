@@ -36,8 +36,12 @@ struct Program {
   bench::Record (*config)(const Options& o);
 };
 
-// main() of a VIA benchmark program: 0, or 1 if something failed to run
-// (a missed target is not a failure).
+// What the program linked with this library measures: each bench_via_*.cpp
+// defines it, and main() (program_main.cpp) runs it.
+extern const Program kProgram;
+
+// Runs a VIA benchmark program: 0, or 1 if something failed to run (a
+// missed target is not a failure).
 int run(const Program& p, int argc, char** argv);
 
 }  // namespace via_bench
