@@ -12,37 +12,33 @@
 // Each point runs --reps times, the points of a repetition alternated, and
 // the median is reported.
 //
-// Usage: bench_window [--quick] [--ms N] [--reps N] [--loss] [--out DIR]
-// Tables go to stdout (Markdown), progress to stderr. The target is reported,
+// Usage: bench_window [--quick] [--ms N] [--reps N] [--loss] [--spin-ns N] [--out DIR]
+// Tables go to stdout (Markdown), progress to stderr; --out DIR gets
+// window.csv and window.json. The target (examples/targets.tsv) is reported,
 // never asserted: the exit status is non-zero only when something failed.
 #include <signal.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <map>
-#include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "bench/channel.hpp"
 #include "bench/format.hpp"
-#include "bench/histogram.hpp"
 #include "bench/json.hpp"
 #include "bench/machine.hpp"
+#include "bench/options.hpp"
+#include "bench/output.hpp"
 #include "bench/peer.hpp"
-#include "bench/pinning.hpp"
+#include "bench/process_pair.hpp"
+#include "bench/session.hpp"
 #include "bench/stats.hpp"
+#include "bench/table.hpp"
+#include "bench/targets.hpp"
 #include "clan_emul/datagram_link.hpp"
 #include "clan_emul/nic.hpp"
 #include "clan_emul/oob_listener.hpp"
@@ -58,45 +54,43 @@ using std::chrono::seconds;
 
 const std::vector<size_t> kWindows = {1, 4, 8, 32, 0};
 const std::vector<size_t> kSizes = {1024, 8192};
-constexpr double kTargetRatio = 0.90;  // within 10 % of unlimited from window 8 up
+// The target's id in targets.tsv: the worst ratio to unlimited from this
+// window up.
+const char* const kTarget = "window8_over_unlimited";
 constexpr size_t kTargetFromWindow = 8;
 constexpr uint16_t kPort = 9;
 
 struct Options {
-  bool quick = false;
+  bench::CommonOptions common;
   int point_ms = 1000;
   int reps = 3;
   bool loss = false;
-  std::string out;
 };
 
 [[noreturn]] void usage(const char* argv0) {
-  std::fprintf(stderr, "usage: %s [--quick] [--ms N] [--reps N] [--loss] [--out DIR]\n", argv0);
+  std::fprintf(stderr, "usage: %s [--quick] [--ms N] [--reps N] [--loss] [--spin-ns N] [--out DIR]\n", argv0);
   std::exit(2);
 }
 
 Options parse(int argc, char** argv) {
   Options o;
   bool ms = false, reps = false;
-  auto num = [&](int& i) -> long {
+  auto num = [&](int& i) -> int {
     if (i + 1 >= argc) usage(argv[0]);
     char* end = nullptr;
     long v = std::strtol(argv[++i], &end, 10);
     if (!end || *end || v < 1) usage(argv[0]);
-    return v;
+    return static_cast<int>(v);
   };
   for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--quick") o.quick = true;
-    else if (a == "--ms") o.point_ms = static_cast<int>(num(i)), ms = true;
-    else if (a == "--reps") o.reps = static_cast<int>(num(i)), reps = true;
+    const std::string a = argv[i];
+    if (bench::take_common_option(argc, argv, i, o.common, usage)) continue;
+    if (a == "--ms") o.point_ms = num(i), ms = true;
+    else if (a == "--reps") o.reps = num(i), reps = true;
     else if (a == "--loss") o.loss = true;
-    else if (a == "--out") {
-      if (i + 1 >= argc) usage(argv[0]);
-      o.out = argv[++i];
-    } else usage(argv[0]);
+    else usage(argv[0]);
   }
-  if (o.quick) {
+  if (o.common.quick) {
     if (!ms) o.point_ms = 100;
     if (!reps) o.reps = 1;
   }
@@ -145,7 +139,33 @@ clan::OobConfig oob_config(const char* node) {
   return c;
 }
 
-// The receiver process.
+// The receiver's side of one point: every datagram copied out and read,
+// timed from the first to the last.
+Report receive_point(clan::DatagramLink& link) {
+  std::vector<unsigned char> buf(link.mtu());
+  Report r{};
+  uint64_t sum = 0;
+  for (;;) {
+    auto got = link.receive(buf.data(), buf.size(), Deadline::after(seconds(20)));
+    if (!got) {
+      if (got.error() != Errc::kClosed) r.error = static_cast<int32_t>(got.error());
+      break;
+    }
+    const uint64_t now = clan::now_ns();
+    if (r.datagrams == 0) r.first_ns = now;
+    r.last_ns = now;
+    ++r.datagrams;
+    r.bytes += got.value();
+    sum += buf[0];  // the data is read, not only copied
+  }
+  (void)sum;
+  const auto st = link.stats();
+  r.acks_sent = st.credit_acks_sent;
+  r.lost = st.data_lost;
+  return r;
+}
+
+// The receiver process: accepts a fresh link per point.
 int run_peer(bench::Channel ctl) {
   auto nic = clan::Nic::open({});
   auto mgr = clan::OobManager::start(oob_config("window-rx"));
@@ -162,26 +182,7 @@ int run_peer(bench::Channel ctl) {
     auto cfg = point_config(cmd.size, cmd.window, cmd.loss_ppm / 1e6, 0x5eed0002 + cmd.window);
     auto link = clan::DatagramLink::accept(**nic, *req, cfg);
     if (!link) return 15;
-    std::vector<unsigned char> buf((*link)->mtu());
-    Report r{};
-    uint64_t sum = 0;
-    for (;;) {
-      auto got = (*link)->receive(buf.data(), buf.size(), Deadline::after(seconds(20)));
-      if (!got) {
-        if (got.error() != Errc::kClosed) r.error = static_cast<int32_t>(got.error());
-        break;
-      }
-      const uint64_t now = clan::now_ns();
-      if (r.datagrams == 0) r.first_ns = now;
-      r.last_ns = now;
-      ++r.datagrams;
-      r.bytes += got.value();
-      sum += buf[0];  // the data is read, not only copied
-    }
-    (void)sum;
-    const auto st = (*link)->stats();
-    r.acks_sent = st.credit_acks_sent;
-    r.lost = st.data_lost;
+    const Report r = receive_point(**link);
     link.value().reset();
     if (!ctl.put(r)) return 16;
   }
@@ -197,43 +198,28 @@ struct Point {
   double d_s() const { return bench::median(dps); }
 };
 
-bool run_point(bench::Channel& ctl, clan::Nic& nic, clan::OobManager& mgr, const Options& o,
-               Point& p) {
-  Cmd cmd{0, static_cast<uint32_t>(p.size), static_cast<uint32_t>(p.window),
-          static_cast<uint32_t>(p.loss * 1e6 + 0.5)};
-  if (!ctl.put(cmd)) return false;
-  auto cfg = point_config(p.size, p.window, p.loss, 0x5eed0001 + p.window);
-  auto link = clan::DatagramLink::connect(nic, mgr, "window-rx", kPort, cfg,
-                                          Deadline::after(seconds(20)));
-  if (!link) {
-    std::fprintf(stderr, "bench_window: connect: %s\n", clan::to_string(link.error()));
-    return false;
-  }
+// Sends as fast as the window allows for the point's duration, then
+// flushes; the link's statistics, the error that ended the sending.
+Errc send_point(clan::DatagramLink& link, const Point& p, int point_ms, clan::DatagramLink::Stats& st) {
   std::vector<unsigned char> payload(p.size, 0xa5);
-  const auto end = Clock::now() + milliseconds(o.point_ms);
+  const auto end = Clock::now() + milliseconds(point_ms);
   Errc e = Errc::kOk;
   uint64_t n = 0;
   while (e == Errc::kOk) {
     payload[0] = static_cast<unsigned char>(n);
-    e = (*link)->send(payload.data(), payload.size(), Deadline::after(seconds(10)));
+    e = link.send(payload.data(), payload.size(), Deadline::after(seconds(10)));
     if ((++n & 63) == 0 && Clock::now() >= end) break;
   }
-  if (e == Errc::kOk) e = (*link)->flush(Deadline::after(seconds(10)));
-  const auto st = (*link)->stats();
-  (*link)->close();
-  link.value().reset();
-  Report r{};
-  if (!ctl.get(r, milliseconds(30000))) {
-    std::fprintf(stderr, "bench_window: no report from the receiver\n");
-    return false;
-  }
-  if (e != Errc::kOk || r.error != 0 || r.datagrams < 2 || r.last_ns <= r.first_ns) {
-    std::fprintf(stderr, "bench_window: point size %zu window %zu failed: send %s, receive %s\n",
-                 p.size, p.window, clan::to_string(e), clan::to_string(static_cast<Errc>(r.error)));
-    return false;
-  }
+  if (e == Errc::kOk) e = link.flush(Deadline::after(seconds(10)));
+  st = link.stats();
+  link.close();
+  return e;
+}
+
+// One repetition's figures: goodput over first to last datagram (n - 1
+// intervals), and both sides' counters.
+void record(Point& p, const Report& r, const clan::DatagramLink::Stats& st) {
   const double secs = static_cast<double>(r.last_ns - r.first_ns) / 1e9;
-  // First to last datagram: n - 1 intervals.
   p.dps.push_back(static_cast<double>(r.datagrams - 1) / secs);
   p.bps.push_back(static_cast<double>(r.bytes) * static_cast<double>(r.datagrams - 1) /
                   static_cast<double>(r.datagrams) / secs);
@@ -243,33 +229,58 @@ bool run_point(bench::Channel& ctl, clan::Nic& nic, clan::OobManager& mgr, const
   p.ring_stalls += st.ring_full_stalls;
   p.acks += r.acks_sent;
   p.lost += r.lost;
+}
+
+bool run_point(bench::Channel& ctl, clan::Nic& nic, clan::OobManager& mgr, const Options& o, Point& p) {
+  Cmd cmd{0, static_cast<uint32_t>(p.size), static_cast<uint32_t>(p.window),
+          static_cast<uint32_t>(p.loss * 1e6 + 0.5)};
+  if (!ctl.put(cmd)) return false;
+  auto cfg = point_config(p.size, p.window, p.loss, 0x5eed0001 + p.window);
+  auto link = clan::DatagramLink::connect(nic, mgr, "window-rx", kPort, cfg, Deadline::after(seconds(20)));
+  if (!link) {
+    std::fprintf(stderr, "bench_window: connect: %s\n", clan::to_string(link.error()));
+    return false;
+  }
+  clan::DatagramLink::Stats st{};
+  const Errc e = send_point(**link, p, o.point_ms, st);
+  link.value().reset();
+  Report r{};
+  if (!ctl.get(r, milliseconds(30000))) {
+    std::fprintf(stderr, "bench_window: no report from the receiver\n");
+    return false;
+  }
+  if (e != Errc::kOk || r.error != 0 || r.datagrams < 2 || r.last_ns <= r.first_ns) {
+    std::fprintf(stderr, "bench_window: point size %zu window %zu failed: send %s, receive %s\n", p.size, p.window,
+                 clan::to_string(e), clan::to_string(static_cast<Errc>(r.error)));
+    return false;
+  }
+  record(p, r, st);
   return true;
 }
 
 std::string window_label(size_t w) { return w == 0 ? "unlimited" : std::to_string(w); }
 
-// Per size and loss: the worst ratio from window 8 up.
-struct Target {
+// Per size and loss: the worst ratio from window kTargetFromWindow up.
+struct Verdict {
   size_t size;
   double loss;
   double worst = 1e9;
   size_t worst_window = 0;
-  bool met() const { return worst >= kTargetRatio; }
+  bool met() const { return bench::targets().met(kTarget, worst); }
 };
 
-std::vector<Target> targets(const std::vector<Point>& pts) {
-  std::vector<Target> t;
+std::vector<Verdict> verdicts(const std::vector<Point>& pts) {
+  std::vector<Verdict> t;
   for (const Point& p : pts) {
     if (p.window == 0 || p.window < kTargetFromWindow) continue;
-    auto it = std::find_if(t.begin(), t.end(),
-                           [&](const Target& x) { return x.size == p.size && x.loss == p.loss; });
-    if (it == t.end()) it = t.insert(t.end(), Target{p.size, p.loss});
+    auto it = std::find_if(t.begin(), t.end(), [&](const Verdict& x) { return x.size == p.size && x.loss == p.loss; });
+    if (it == t.end()) it = t.insert(t.end(), Verdict{p.size, p.loss});
     if (p.ratio < it->worst) it->worst = p.ratio, it->worst_window = p.window;
   }
   return t;
 }
 
-void print_tables(const Options& o, const bench::MachineInfo& m, const std::vector<Point>& pts) {
+void print_header(const Options& o, const bench::MachineInfo& m) {
   std::printf("# clanorb flow-control window benchmark (paper 003 sect. 3)\n\n");
   std::printf("| | |\n|---|---|\n");
   std::printf("| date | %s |\n", m.date_utc.c_str());
@@ -284,103 +295,71 @@ void print_tables(const Options& o, const bench::MachineInfo& m, const std::vect
               "(first to last datagram, every datagram copied out) |\n",
               o.point_ms, o.reps);
   std::printf("| compiler | %s |\n\n", m.compiler.c_str());
+}
 
-  std::printf("| size | loss | window | MB/s | datagrams/s | vs unlimited | credit stalls | "
-              "acks | probes | lost |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+void print_tables(const Options& o, const bench::MachineInfo& m, const std::vector<Point>& pts) {
+  print_header(o, m);
+  bench::Table t({{"size", "", false}, {"loss", "", false}, {"window", "", false}, {"MB/s", "", false},
+                  {"datagrams/s", "", false}, {"vs unlimited", "", false}, {"credit stalls", "", false},
+                  {"acks", "", false}, {"probes", "", false}, {"lost", "", false}});
   for (const Point& p : pts) {
-    std::printf("| %s | %s | %s | %.0f | %.0f | %.2f | %" PRIu64 " | %" PRIu64 " | %" PRIu64
-                " | %" PRIu64 " |\n",
-                bench::size_label(p.size).c_str(), bench::fmt("%.0f %%", p.loss * 100).c_str(),
-                window_label(p.window).c_str(), p.mb_s(), p.d_s(), p.ratio, p.stalls, p.acks,
-                p.probes, p.lost);
+    t.add({bench::size_label(p.size), bench::fmt("%.0f %%", p.loss * 100), window_label(p.window),
+           bench::Value(p.mb_s(), "%.0f"), bench::Value(p.d_s(), "%.0f"), bench::Value(p.ratio, "%.2f"), p.stalls,
+           p.acks, p.probes, p.lost});
   }
-  std::printf("\n| target | measured | |\n|---|---|---|\n");
-  for (const Target& t : targets(pts)) {
-    std::printf("| throughput within 10 %% of unlimited from window 8 up (%s, loss %.0f %%) | "
-                "worst %.2f of unlimited (window %zu) | %s |\n",
-                bench::size_label(t.size).c_str(), t.loss * 100, t.worst, t.worst_window,
-                bench::met(t.met()));
+  std::printf("%s", t.markdown().c_str());
+  const bench::Target& target = bench::targets().at(kTarget);
+  bench::Table v({{"target", "", false}, {"measured", "", false}, {"", "", false}});
+  for (const Verdict& x : verdicts(pts)) {
+    v.add({target.what + " (" + bench::size_label(x.size) + ", loss " + bench::fmt("%.0f %%)", x.loss * 100),
+           bench::fmt("worst %.2f of unlimited", x.worst) + " (window " + std::to_string(x.worst_window) + ")",
+           bench::met(x.met())});
   }
+  std::printf("\n%s", v.markdown().c_str());
   std::fflush(stdout);
 }
 
-bool write_outputs(const Options& o, const bench::MachineInfo& m, const std::vector<Point>& pts) {
-  if (mkdir(o.out.c_str(), 0755) != 0 && errno != EEXIST) return false;
-  std::ofstream csv(o.out + "/window.csv");
-  csv << "size,loss,window,mb_s,datagrams_s,ratio_to_unlimited,credit_stalls,acks,probes,lost,"
-         "ring_full_stalls,datagrams,reps\n";
+std::string points_csv(const std::vector<Point>& pts) {
+  bench::Table t({{"size"}, {"loss"}, {"window"}, {"mb_s"}, {"datagrams_s"}, {"ratio_to_unlimited"},
+                  {"credit_stalls"}, {"acks"}, {"probes"}, {"lost"}, {"ring_full_stalls"}, {"datagrams"}, {"reps"}});
   for (const Point& p : pts) {
-    csv << p.size << ',' << p.loss << ',' << p.window << ',' << bench::fmt("%.3f", p.mb_s()) << ','
-        << bench::fmt("%.1f", p.d_s()) << ',' << bench::fmt("%.4f", p.ratio) << ',' << p.stalls
-        << ',' << p.acks << ',' << p.probes << ',' << p.lost << ',' << p.ring_stalls << ','
-        << p.datagrams << ',' << p.bps.size() << '\n';
+    t.add({p.size, bench::Value(p.loss, "%g"), p.window, bench::Value(p.mb_s(), "%.3f"),
+           bench::Value(p.d_s(), "%.1f"), bench::Value(p.ratio, "%.4f"), p.stalls, p.acks, p.probes, p.lost,
+           p.ring_stalls, p.datagrams, p.bps.size()});
   }
-  std::ofstream js(o.out + "/window.json");
-  js << "{\n  \"benchmark\": \"window\",\n  \"machine\": " << bench::json_machine(m)
-     << ",\n  \"point_ms\": " << o.point_ms << ",\n  \"reps\": " << o.reps << ",\n  \"points\": [\n";
-  for (size_t i = 0; i < pts.size(); ++i) {
-    const Point& p = pts[i];
-    js << "    {\"size\": " << p.size << ", \"loss\": " << bench::json_num(p.loss)
-       << ", \"window\": " << p.window << ", \"mb_s\": " << bench::json_num(p.mb_s())
-       << ", \"datagrams_s\": " << bench::json_num(p.d_s())
-       << ", \"ratio_to_unlimited\": " << bench::json_num(p.ratio)
-       << ", \"credit_stalls\": " << p.stalls << ", \"acks\": " << p.acks
-       << ", \"probes\": " << p.probes << ", \"lost\": " << p.lost
-       << ", \"ring_full_stalls\": " << p.ring_stalls << "}" << (i + 1 < pts.size() ? "," : "")
-       << "\n";
-  }
-  js << "  ],\n  \"targets\": [\n";
-  const auto ts = targets(pts);
-  for (size_t i = 0; i < ts.size(); ++i) {
-    js << "    {\"name\": \"throughput within 10 % of unlimited from window 8 up\", \"size\": "
-       << ts[i].size << ", \"loss\": " << bench::json_num(ts[i].loss)
-       << ", \"worst_ratio\": " << bench::json_num(ts[i].worst)
-       << ", \"worst_window\": " << ts[i].worst_window << ", \"target_ratio\": " << kTargetRatio
-       << ", \"met\": " << (ts[i].met() ? "true" : "false") << "}"
-       << (i + 1 < ts.size() ? "," : "") << "\n";
-  }
-  js << "  ]\n}\n";
-  return csv.good() && js.good();
+  return t.csv();
 }
 
-}  // namespace
+std::string points_json(const std::vector<Point>& pts) {
+  bench::Table t({{"size"}, {"loss"}, {"window"}, {"mb_s"}, {"datagrams_s"}, {"ratio_to_unlimited"},
+                  {"credit_stalls"}, {"acks"}, {"probes"}, {"lost"}, {"ring_full_stalls"}});
+  for (const Point& p : pts) {
+    t.add({p.size, p.loss, p.window, p.mb_s(), p.d_s(), p.ratio, p.stalls, p.acks, p.probes, p.lost, p.ring_stalls});
+  }
+  return t.json();
+}
 
-int main(int argc, char** argv) {
-  const Options o = parse(argc, argv);
-  signal(SIGPIPE, SIG_IGN);
-  char tmpl[] = "/tmp/clan-window-XXXXXX";
-  if (!mkdtemp(tmpl)) {
-    std::perror("bench_window: mkdtemp");
-    return 1;
+std::string verdicts_json(const std::vector<Point>& pts) {
+  const bench::Target& target = bench::targets().at(kTarget);
+  bench::Table t({{"name"}, {"size"}, {"loss"}, {"worst_ratio"}, {"worst_window"}, {"target_ratio"}, {"met"}});
+  for (const Verdict& x : verdicts(pts)) {
+    t.add({target.what, x.size, x.loss, x.worst, x.worst_window, target.value, bench::Value::boolean(x.met())});
   }
-  g_runtime_dir = tmpl;
-  struct Cleanup {
-    ~Cleanup() {
-      std::error_code ec;
-      std::filesystem::remove_all(g_runtime_dir, ec);
-    }
-  } cleanup;
+  return t.json();
+}
 
-  bench::Channel ctl_a, ctl_b;
-  if (!bench::Channel::make_pair(ctl_a, ctl_b)) {
-    std::fprintf(stderr, "bench_window: socketpair failed\n");
-    return 1;
-  }
-  const bench::MachineInfo machine = bench::machine_info();
-  std::fflush(nullptr);
-  bench::arm_watchdog(60);
-  // NICs and OOB managers only after the fork.
-  const pid_t peer = bench::spawn_peer([&] {
-    ctl_a.reset();
-    return run_peer(std::move(ctl_b));
-  });
-  if (peer < 0) {
-    std::fprintf(stderr, "bench_window: fork failed\n");
-    return 1;
-  }
-  ctl_b.reset();
-  int failed = 0;
+bool write_outputs(const Options& o, const bench::MachineInfo& m, const std::vector<Point>& pts) {
+  const std::string json = bench::json_document({{"benchmark", "window"},
+                                                 {"machine", bench::Value::json(bench::json_machine(m))},
+                                                 {"point_ms", o.point_ms},
+                                                 {"reps", o.reps},
+                                                 {"points", bench::Value::json(points_json(pts))},
+                                                 {"targets", bench::Value::json(verdicts_json(pts))}});
+  return bench::write_file(o.common.out, "window.csv", points_csv(pts)) &&
+         bench::write_file(o.common.out, "window.json", json);
+}
+
+std::vector<Point> all_points(const Options& o) {
   std::vector<Point> pts;
   for (double loss : o.loss ? std::vector<double>{0.0, 0.01} : std::vector<double>{0.0}) {
     for (size_t size : kSizes) {
@@ -393,48 +372,60 @@ int main(int argc, char** argv) {
       }
     }
   }
-  {
-    char token = 0;
-    auto nic = clan::Nic::open({});
-    auto mgr = clan::OobManager::start(oob_config("window-tx"));
-    if (!nic || !mgr || !ctl_a.get(token, milliseconds(20000))) {
-      std::fprintf(stderr, "bench_window: set-up failed\n");
-      failed = 1;
-    }
-    for (int rep = 0; rep < o.reps && !failed; ++rep) {
-      for (Point& p : pts) {
-        bench::arm_watchdog(static_cast<unsigned>(o.point_ms / 1000 + 60));
-        if (!run_point(ctl_a, **nic, **mgr, o, p)) {
-          failed = 1;
-          break;
-        }
-        std::fprintf(stderr, "[window] rep %d/%d %s loss %.0f%% window %-9s %8.0f MB/s %10.0f dgram/s\n",
-                     rep + 1, o.reps, bench::size_label(p.size).c_str(), p.loss * 100,
-                     window_label(p.window).c_str(), p.bps.back() / 1e6, p.dps.back());
-      }
-    }
-    bench::arm_watchdog(30);
-    Cmd quit{1, 0, 0, 0};
-    ctl_a.put(quit);
-  }
-  const int code = bench::reap_peer(peer, milliseconds(10000));
-  bench::disarm_watchdog();
-  if (code != 0) std::fprintf(stderr, "bench_window: peer exited with status %d\n", code);
-  if (failed) return 1;
+  return pts;
+}
 
+// Every point, the repetitions alternated; false when one failed. NICs and
+// OOB managers only after the fork.
+bool measure(bench::Channel& ctl, const Options& o, std::vector<Point>& pts) {
+  char token = 0;
+  auto nic = clan::Nic::open({});
+  auto mgr = clan::OobManager::start(oob_config("window-tx"));
+  bool ok = nic && mgr && ctl.get(token, milliseconds(20000));
+  if (!ok) std::fprintf(stderr, "bench_window: set-up failed\n");
+  for (int rep = 0; rep < o.reps && ok; ++rep) {
+    for (Point& p : pts) {
+      bench::arm_watchdog(static_cast<unsigned>(o.point_ms / 1000 + 60));
+      if (!(ok = run_point(ctl, **nic, **mgr, o, p))) break;
+      std::fprintf(stderr, "[window] rep %d/%d %s loss %.0f%% window %-9s %8.0f MB/s %10.0f dgram/s\n", rep + 1,
+                   o.reps, bench::size_label(p.size).c_str(), p.loss * 100, window_label(p.window).c_str(),
+                   p.bps.back() / 1e6, p.dps.back());
+    }
+  }
+  bench::arm_watchdog(30);
+  ctl.put(Cmd{1, 0, 0, 0});
+  return ok;
+}
+
+void ratios_to_unlimited(std::vector<Point>& pts) {
   for (Point& p : pts) {
-    auto un = std::find_if(pts.begin(), pts.end(), [&](const Point& x) {
-      return x.size == p.size && x.loss == p.loss && x.window == 0;
-    });
+    auto un = std::find_if(pts.begin(), pts.end(),
+                           [&](const Point& x) { return x.size == p.size && x.loss == p.loss && x.window == 0; });
     p.ratio = un != pts.end() && un->mb_s() > 0 ? p.mb_s() / un->mb_s() : 0;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bench::set_program_name("bench_window");
+  const Options o = parse(argc, argv);
+  bench::require_targets({kTarget});
+  signal(SIGPIPE, SIG_IGN);
+  bench::apply_spin_budget(o.common.spin_ns);
+  g_runtime_dir = bench::make_runtime_dir("clan-window");
+  const bench::MachineInfo machine = bench::machine_info();
+  bench::ProcessPair pair([](bench::Channel ctl) { return run_peer(std::move(ctl)); });
+  std::vector<Point> pts = all_points(o);
+  const bool ok = measure(pair.control(), o, pts);
+  const int code = pair.finish();
+  if (!ok) return 1;
+
+  ratios_to_unlimited(pts);
   print_tables(o, machine, pts);
-  if (!o.out.empty()) {
-    if (!write_outputs(o, machine, pts)) {
-      std::fprintf(stderr, "bench_window: cannot write results to %s\n", o.out.c_str());
-      return 1;
-    }
-    std::fprintf(stderr, "bench_window: results in %s/window.csv, window.json\n", o.out.c_str());
+  if (!o.common.out.empty()) {
+    if (!write_outputs(o, machine, pts)) return 1;
+    std::fprintf(stderr, "bench_window: results in %s/window.csv, window.json\n", o.common.out.c_str());
   }
   return code == 0 ? 0 : 1;
 }

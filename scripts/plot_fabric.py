@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Plots the results of examples/bench_fabric --out DIR.
+"""Plots the results of examples/bench_fabric_pingpong and
+examples/bench_fabric_stream --out DIR.
 
 Reads DIR/fabric_latency.csv (round-trip histograms: transport, bin_lo_ns,
 bin_hi_ns, count) and DIR/fabric_bandwidth.csv (transport, size_bytes, rep,

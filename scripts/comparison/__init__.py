@@ -1,0 +1,5 @@
+"""The transport comparison (scripts/compare_transports.py), one module per
+section: echo, rate, rate_procs, ttcp, idle and loss each run their part and
+print their tables; processes holds the child processes and the client runs
+all of them share; targets reads examples/targets.tsv and gives the verdicts;
+report writes the Markdown, CSV and JSON."""
