@@ -357,7 +357,46 @@ struct ConnReq {
   wire::Hello hello;
 };
 
-clan::Deadline deadline_ms(VIP_ULONG ms);
+// A VIPL timeout in ms (VIP_INFINITE: none) from now.
+inline clan::Deadline deadline_ms(VIP_ULONG ms) {
+  if (ms == VIP_INFINITE) return clan::Deadline::never();
+  return clan::Deadline::after(std::chrono::milliseconds(ms));
+}
+
+// The objects behind VIPL handles, or null for a stale or foreign handle.
+inline NicImpl* nic_of(VIP_NIC_HANDLE h) {
+  return is_handle(h, Kind::kNic) ? static_cast<NicImpl*>(h) : nullptr;
+}
+inline Cq* cq_of(VIP_CQ_HANDLE h) { return is_handle(h, Kind::kCq) ? static_cast<Cq*>(h) : nullptr; }
+inline Vi* vi_of(VIP_VI_HANDLE h) { return is_handle(h, Kind::kVi) ? static_cast<Vi*>(h) : nullptr; }
+
+inline bool reliable(const Vi& vi) { return vi.attrs.ReliabilityLevel != VIP_SERVICE_UNRELIABLE; }
+
+// Hands the next completed descriptor of `q` back to the application:
+// VIP_SUCCESS, or VIP_DESCRIPTOR_ERROR if its status has an error bit.
+inline VIP_RETURN take_done(Fifo<Done>& q, VIP_DESCRIPTOR** out) {
+  const Done done = q.front();
+  q.pop_front();
+  *out = done.d;
+  unhold(done.block);  // the application's again
+  return (done.d->CS.Status & VIP_STATUS_ERROR_MASK) ? VIP_DESCRIPTOR_ERROR : VIP_SUCCESS;
+}
+
+// Lets go of what a send holds in CLAN blocks (see MemRegion::in_use).
+void release_blocks(QueuedSend& s);
+
+// Checks a descriptor and its memory (descriptor_check.cpp). VIP_SUCCESS,
+// VIP_INVALID_PARAMETER (the descriptor itself is not in registered memory),
+// or an error status to complete it with. For receives (`post`), also the
+// cookies of its buffers, whose regions it holds; for sends (`send`), its
+// buffers and the CLAN blocks they lie in, held. Under vi->mu.
+VIP_RETURN check_descriptor(Vi* vi, VIP_DESCRIPTOR* d, VIP_MEM_HANDLE mh, bool recv,
+                            uint32_t& error, uint32_t& total, PostedRecv* post,
+                            QueuedSend* send);
+
+// VipSendWait and VipRecvWait once their handles are checked (vi_wait.cpp).
+VIP_RETURN wait_send(Vi* vi, VIP_ULONG timeout, VIP_DESCRIPTOR** out);
+VIP_RETURN wait_recv(Vi* vi, VIP_ULONG timeout, VIP_DESCRIPTOR** out);
 
 // A receive descriptor as the cookie queue (and the handshake) carries it.
 size_t encode_post(const PostedRecv& p, std::byte* out);  // out: kCookieMessage bytes
