@@ -350,6 +350,20 @@ struct Vi {
   void teardown();             // drops the channel; leaves descriptors alone
 };
 
+// Progress is made inside the calls (post, done, wait, CQ): there is no
+// library thread. Inline: every data-transfer call makes it.
+inline void Vi::progress() {
+  if (!conn || state != VIP_STATE_CONNECTED) return;
+  const int down = conn->down.load(std::memory_order_acquire);
+  if (conn->tq_rx->readable()) poll_records();  // what the peer sent before it went is ours
+  if (!conn) return;
+  if (down != 0) return fail(down == 2 ? VIP_STATUS_TRANSPORT_ERROR : 0);
+  if (sends.empty()) return;
+  complete_sends();
+  // Sends not yet in flight are the tail of the queue.
+  if (conn && !sends.empty() && !sends.back().in_flight) process_sends();
+}
+
 // A pending connection request (VipConnectWait's result).
 struct ConnReq {
   NicImpl* nic;
@@ -383,7 +397,12 @@ inline VIP_RETURN take_done(Fifo<Done>& q, VIP_DESCRIPTOR** out) {
 }
 
 // Lets go of what a send holds in CLAN blocks (see MemRegion::in_use).
-void release_blocks(QueuedSend& s);
+inline void release_blocks(QueuedSend& s) {
+  unhold(s.block);
+  s.block = nullptr;
+  for (MemRegion* r : s.data_blocks) unhold(r);
+  s.data_blocks.clear();
+}
 
 // Checks a descriptor and its memory (descriptor_check.cpp). VIP_SUCCESS,
 // VIP_INVALID_PARAMETER (the descriptor itself is not in registered memory),

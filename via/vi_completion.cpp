@@ -19,13 +19,6 @@ void count_completion(std::atomic<uint64_t>& count, uint32_t waiters, const clan
 }
 }  // namespace
 
-void release_blocks(QueuedSend& s) {
-  unhold(s.block);
-  s.block = nullptr;
-  for (MemRegion* r : s.data_blocks) unhold(r);
-  s.data_blocks.clear();
-}
-
 void Vi::finish_send(QueuedSend& s, uint32_t status) {
   s.d->CS.Status = status | VIP_STATUS_DONE | VIP_STATUS_OP_SEND;
   send_done.push_back(Done{s.d, s.block});  // its block stays held until it is handed back

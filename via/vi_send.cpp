@@ -94,7 +94,7 @@ Choice choose_descriptors(Vi& vi, uint32_t total) {
 // Publishes the records put so far: by PIO, or by DMA behind the data (and
 // behind any pointer update still in flight, which must not land later).
 // The DMA ticket that publishes them, 0 for PIO.
-clan::Result<uint64_t> publish(Vi& vi, bool dma) {
+inline clan::Result<uint64_t> publish(Vi& vi, bool dma) {
   Conn& c = *vi.conn;
   if (dma || c.dma->completed() < vi.last_dma_ticket) {
     auto t = c.tq_tx->publish_dma(*c.dma);

@@ -1,7 +1,6 @@
-// A VI's connection over time (paper 001 sect. 3.3): progress made inside
-// the calls (post, done, wait, CQ; there is no library thread), and the
-// channel dropped when the peer goes or the VI breaks. All of it runs under
-// the VI's lock.
+// A VI's channel coming down: dropped when the VI is destroyed or breaks
+// (the peer closed or died, or wrote garbage), its waiters woken and, when
+// it breaks, its posted descriptors flushed. Under the VI's lock.
 #include "via/internal.hpp"
 
 namespace via {
@@ -11,18 +10,6 @@ void Conn::wake() {
   if (ck_rx) ck_rx->tripwire().wake_waiters();
   if (recv_cq) recv_cq->eq.notify(recv_src);
   if (send_cq) send_cq->eq.notify(send_src);
-}
-
-void Vi::progress() {
-  if (!conn || state != VIP_STATE_CONNECTED) return;
-  const int down = conn->down.load(std::memory_order_acquire);
-  if (conn->tq_rx->readable()) poll_records();  // what the peer sent before it went is ours
-  if (!conn) return;
-  if (down != 0) return fail(down == 2 ? VIP_STATUS_TRANSPORT_ERROR : 0);
-  if (sends.empty()) return;
-  complete_sends();
-  // Sends not yet in flight are the tail of the queue.
-  if (conn && !sends.empty() && !sends.back().in_flight) process_sends();
 }
 
 void Vi::teardown() {
