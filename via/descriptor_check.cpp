@@ -5,7 +5,8 @@
 #include <cstring>
 #include <iterator>
 
-#include "via/internal.hpp"
+#include "via/nic_impl.hpp"
+#include "via/vi.hpp"
 
 namespace via {
 

@@ -1,9 +1,13 @@
 // Handle validation: every handle given out is registered with its kind; a
 // call with a stale or foreign handle gets VIP_INVALID_PARAMETER. A thread
 // that uses the same handles again finds them without the shared lock.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
 #include <unordered_map>
 
-#include "via/internal.hpp"
+#include "via/handles.hpp"
 
 namespace via {
 

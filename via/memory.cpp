@@ -1,7 +1,8 @@
 // Memory: CLAN memory a peer may write (VipClanAllocMem), registrations
 // (VipRegisterMem) and the receive regions posted descriptors hold, whose
 // cookie is reissued when the last of them completes (sect. 3.8).
-#include "via/internal.hpp"
+#include "via/handles.hpp"
+#include "via/nic_impl.hpp"
 
 namespace via {
 

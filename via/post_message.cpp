@@ -3,7 +3,8 @@
 // read field by field, once, and checked before use.
 #include <cstring>
 
-#include "via/internal.hpp"
+#include "via/post_message.hpp"
+#include "via/vi.hpp"
 
 namespace via {
 

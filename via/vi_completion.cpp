@@ -1,7 +1,9 @@
 // A VI's descriptors completing: each goes to its done queue (VipSendDone,
 // VipRecvDone, the waits) and, if the VI has one, to its completion queue;
 // a thread asleep waiting for it is woken. Under the VI's lock.
-#include "via/internal.hpp"
+#include "via/cq.hpp"
+#include "via/nic_impl.hpp"
+#include "via/vi.hpp"
 
 namespace via {
 

@@ -1,7 +1,8 @@
 // A VI's receive side (paper 001 sect. 3.3-3.4): its receive descriptors go
 // to the peer's cookie queue; the peer's transfer-queue records, each checked
 // against the descriptor it names, complete them. Under the VI's lock.
-#include "via/internal.hpp"
+#include "via/post_message.hpp"
+#include "via/vi.hpp"
 
 namespace via {
 

@@ -5,7 +5,9 @@
 // after the data landed. Under the VI's lock; no allocation on the PIO path.
 #include <algorithm>
 
-#include "via/internal.hpp"
+#include "via/nic_impl.hpp"
+#include "via/post_message.hpp"
+#include "via/vi.hpp"
 
 namespace via {
 

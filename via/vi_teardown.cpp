@@ -1,7 +1,8 @@
 // A VI's channel coming down: dropped when the VI is destroyed or breaks
 // (the peer closed or died, or wrote garbage), its waiters woken and, when
 // it breaks, its posted descriptors flushed. Under the VI's lock.
-#include "via/internal.hpp"
+#include "via/cq.hpp"
+#include "via/vi.hpp"
 
 namespace via {
 
