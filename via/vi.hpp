@@ -116,19 +116,22 @@ struct Vi {
   std::atomic<uint64_t> pio_sends{0}, dma_sends{0}, dropped_sends{0}, mapping_hits{0};
 
   // All under mu.
-  // The registration with handle h, or null.
+  void progress();  // below
+  // descriptor_check.cpp: the registration with handle h, or null.
   const MemReg* find_mem(VIP_MEM_HANDLE h);
-  // The peer region of cookie c, mapped (PIO mapping cache): last_map, or
-  // null with the error in `e`.
+  // vi_send.cpp. map: the peer region of cookie c, mapped (PIO mapping
+  // cache): last_map, or null with the error in `e`.
   const std::shared_ptr<clan::Aperture>* map(const clan::RdmaCookie& c, clan::Errc& e);
-  void progress();
-  void poll_records();
   bool pull_cookie();
   void process_sends();
-  void complete_sends();
+  // vi_receive.cpp.
   clan::Errc push_post(const PostedRecv& p);
+  void poll_records();
+  // vi_completion.cpp.
+  void complete_sends();
   void finish_send(QueuedSend& s, uint32_t status);
   void finish_recv(PostedRecv& p, uint32_t status);
+  // vi_teardown.cpp.
   void fail(uint32_t status);  // breaks the connection: state Error, descriptors flushed
   void teardown();             // drops the channel; leaves descriptors alone
 };
