@@ -158,8 +158,10 @@ inline VIP_RETURN take_done(Fifo<Done>& q, VIP_DESCRIPTOR** out) {
   const Done done = q.front();
   q.pop_front();
   *out = done.d;
-  unhold(done.block);  // the application's again
-  return (done.d->CS.Status & VIP_STATUS_ERROR_MASK) ? VIP_DESCRIPTOR_ERROR : VIP_SUCCESS;
+  const VIP_RETURN r =
+      (done.d->CS.Status & VIP_STATUS_ERROR_MASK) ? VIP_DESCRIPTOR_ERROR : VIP_SUCCESS;
+  unhold(done.block);  // the application's again: read nothing in it after this
+  return r;
 }
 
 // Lets go of what a send holds in CLAN blocks (see MemRegion::in_use).
