@@ -1,6 +1,7 @@
-// VIPL descriptor parsing (via/vi.cpp): a real VI on a real VIPL NIC,
-// connected to a hand-played hostile peer (its own cookie and transfer
-// rings, the handshake made by hand). The input drives both:
+// VIPL descriptor parsing (via/descriptor_check.cpp, via/post_message.cpp,
+// via/vi_*.cpp): a real VI on a real VIPL NIC, connected to a hand-played
+// hostile peer (its own cookie and transfer rings, the handshake made by
+// hand). The input drives both:
 //  - the application's VipPostRecv/VipPostSend with descriptors of arbitrary
 //    segment counts, lengths, addresses, memory handles and control bits;
 //  - the peer's receive descriptors pushed into the VI's cookie ring (any

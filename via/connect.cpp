@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "via/internal.hpp"
+#include "via/post_message.hpp"
 
 using namespace via;
 using clan::Errc;

@@ -1,0 +1,39 @@
+// A connected VI's channel: the rings both ways, the DMA stream, the OOB
+// connection (vi_teardown.cpp; set up in connect.cpp).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "clan_emul/aperture.hpp"
+#include "clan_emul/dma_stream.hpp"
+#include "clan_emul/oob_connection.hpp"
+#include "clan_emul/region.hpp"
+#include "via/cookie_ring.hpp"
+#include "via/transfer_queue.hpp"
+
+namespace via {
+
+struct Cq;
+
+// The shared-memory channel of a connected VI (paper 001 Fig. 3).
+struct Conn {
+  // Both channel blocks (wire::block_layout), before the rings that use
+  // them: destroyed after them.
+  clan::Region block;         // ours: the peer writes it
+  clan::Aperture peer_block;  // the peer's, mapped once connected
+  std::unique_ptr<CookieSender> ck_tx;       // our receive descriptors -> peer
+  std::unique_ptr<CookieReceiver> ck_rx;     // peer's receive descriptors
+  std::unique_ptr<TransferSender> tq_tx;     // records -> peer
+  std::unique_ptr<TransferReceiver> tq_rx;   // peer's records
+  std::unique_ptr<clan::DmaStream> dma;      // data + pointer updates, in order
+  std::atomic<int> down{0};                  // 1: peer closed, 2: peer died
+  Cq* send_cq = nullptr;
+  Cq* recv_cq = nullptr;
+  uint32_t send_src = 0, recv_src = 0;
+  std::shared_ptr<clan::OobConnection> oob;  // last: destroyed first
+  void wake();                               // after `down` changed
+};
+
+}  // namespace via

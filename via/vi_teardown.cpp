@@ -1,0 +1,47 @@
+// A VI's channel coming down: dropped when the VI is destroyed or breaks
+// (the peer closed or died, or wrote garbage), its waiters woken and, when
+// it breaks, its posted descriptors flushed. Under the VI's lock.
+#include "via/cq.hpp"
+#include "via/vi.hpp"
+
+namespace via {
+
+void Conn::wake() {
+  if (tq_rx) tq_rx->tripwire().poke();
+  if (ck_rx) ck_rx->tripwire().wake_waiters();
+  if (recv_cq) recv_cq->eq.notify(recv_src);
+  if (send_cq) send_cq->eq.notify(send_src);
+}
+
+void Vi::teardown() {
+  if (!conn) return;
+  std::shared_ptr<Conn> c = std::move(conn);
+  if (c->oob) {
+    c->oob->disconnect();
+    c->oob.reset();  // waits for an on_down call in progress
+  }
+  // Everything queued on the DMA engine reads our send buffers and pins:
+  // let it finish (local, so quick) before they go.
+  c->dma->wait(c->dma->submitted(), clan::Deadline::after(std::chrono::seconds(5)));
+  c->down.store(1, std::memory_order_release);
+  c->wake();
+  for (size_t i = 0; i < sends.size(); ++i) sends[i].pins.clear();
+  remote.clear();
+  last_map.reset();
+}
+
+void Vi::fail(uint32_t status) {
+  teardown();
+  state = VIP_STATE_ERROR;
+  for (size_t i = 0; i < posted.size(); ++i) {
+    finish_recv(posted[i], VIP_STATUS_DESC_FLUSHED_ERROR | status);
+  }
+  posted.clear();
+  for (size_t i = 0; i < sends.size(); ++i) {
+    QueuedSend& s = sends[i];
+    finish_send(s, s.in_flight ? s.status : VIP_STATUS_DESC_FLUSHED_ERROR | status);
+  }
+  sends.clear();
+}
+
+}  // namespace via
