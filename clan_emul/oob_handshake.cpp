@@ -11,6 +11,24 @@ using oob_wire::Message;
 using oob_wire::MsgType;
 using oob_wire::RejectReason;
 
+namespace {
+
+// Connection `id` with the peer whose handshake frame carried `peer`.
+std::shared_ptr<ConnShared> new_conn(uint64_t id, uint64_t peer_id, const oob_wire::Header& peer,
+                                     bool same_host, const std::vector<std::byte>& peer_blob) {
+  auto c = std::make_shared<ConnShared>();
+  c->id = id;
+  c->peer_id = peer_id;
+  c->peer_node = peer.node;
+  c->peer_instance = peer.instance;
+  c->peer_pid = peer.pid;
+  c->same_host = same_host;
+  c->peer_blob = peer_blob;
+  return c;
+}
+
+}  // namespace
+
 void Core::finish_pending_mt(uint64_t id, ConnResult r) {
   auto it = pending_.find(id);
   if (it == pending_.end()) return;
@@ -68,14 +86,7 @@ ConnResult Core::accept_mt(const PendingRequest& req, std::vector<std::byte> blo
   if (n->instance == 0) node_alive_mt(*n, req.hdr);
   if (n->instance != req.hdr.instance || !n->alive) return Errc::kPeerDead;
 
-  auto c = std::make_shared<ConnShared>();
-  c->id = next_id_++;
-  c->peer_id = req.peer_conn;
-  c->peer_node = req.hdr.node;
-  c->peer_instance = req.hdr.instance;
-  c->peer_pid = req.hdr.pid;
-  c->same_host = n->same_host;
-  c->peer_blob = req.blob;
+  auto c = new_conn(next_id_++, req.peer_conn, req.hdr, n->same_host, req.blob);
 
   Message m;
   m.hdr.type = MsgType::kAccept;
@@ -148,14 +159,7 @@ void Core::on_accept_mt(const Message& m) {
     send_mt(*n, d);
     return;
   }
-  auto c = std::make_shared<ConnShared>();
-  c->id = m.dst_conn;
-  c->peer_id = m.src_conn;
-  c->peer_node = m.hdr.node;
-  c->peer_instance = m.hdr.instance;
-  c->peer_pid = m.hdr.pid;
-  c->same_host = n->same_host;
-  c->peer_blob = m.blob;
+  auto c = new_conn(m.dst_conn, m.src_conn, m.hdr, n->same_host, m.blob);
   add_conn_mt(*n, c);
   finish_pending_mt(m.dst_conn, std::move(c));
 }

@@ -19,51 +19,19 @@ using namespace clan;
 using namespace clan::oob_test;
 using namespace std::chrono_literals;
 
-TEST_CASE("oob: garbage frames sent to the ROUTER are dropped and later connections work", "[oob]") {
+namespace {
+
+// Sends `raw` every kind of malformed frame, and valid frames mutated at
+// random (some stay valid), derived from `valid`; returns how many of them
+// are certainly malformed.
+uint64_t send_garbage(zmq::socket_t& raw, const oob_wire::Message& valid) {
   using namespace oob_wire;
-  TempDir dir;
-  Child cli([&](Child& self) {
-    CHILD_CHECK(self.heard(Deadline::after(30s)) == "go");
-    auto m = OobManager::start(config(dir, "cli"));
-    CHILD_CHECK(m.ok());
-    auto c = (*m)->connect("victim", 7, pattern(300, 9), Deadline::after(20s));
-    CHILD_CHECK(c.ok());
-    CHILD_CHECK((*c)->peer_blob() == pattern(77, 4));
-    return 0;
-  });
-  auto mgr = OobManager::start(config(dir, "victim"));
-  REQUIRE(mgr.ok());
-  auto l = (*mgr)->listen(7);
-  REQUIRE(l.ok());
-
-  // A fake node "raw" whose lock we hold, so its valid request is taken and
-  // serves as a marker: it is read after all the garbage sent before it.
-  int raw_lock = ::open((dir.path + "/raw.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  REQUIRE(raw_lock >= 0);
-  struct flock fl {};
-  fl.l_type = F_WRLCK;
-  fl.l_whence = SEEK_SET;
-  REQUIRE(::fcntl(raw_lock, F_OFD_SETLK, &fl) == 0);
-
-  zmq::context_t ctx;
-  zmq::socket_t raw(ctx, zmq::socket_type::dealer);
-  raw.set(zmq::sockopt::linger, 0);
-  raw.connect("ipc://" + dir.path + "/victim.oob");
   auto send = [&](const std::vector<std::byte>& f) { raw.send(zmq::buffer(f), zmq::send_flags::none); };
   auto sendv = [&](std::initializer_list<int> bytes) {
     std::vector<std::byte> f;
     for (int b : bytes) f.push_back(std::byte(static_cast<uint8_t>(b)));
     send(f);
   };
-
-  Message valid;
-  valid.hdr.type = MsgType::kConnectReq;
-  valid.hdr.node = "zzzzzz";  // not alive; far from "victim" in bit flips
-  valid.hdr.instance = 77;
-  valid.hdr.pid = 1;
-  valid.src_conn = 5;
-  valid.port = 7;
-  valid.blob = pattern(40, 1);
   auto good = encode(valid);
 
   uint64_t expected_malformed = 0;
@@ -112,6 +80,53 @@ TEST_CASE("oob: garbage frames sent to the ROUTER are dropped and later connecti
     if (rng() % 4 == 0) f.resize(rng() % f.size());
     send(f);
   }
+  return expected_malformed;
+}
+
+}  // namespace
+
+TEST_CASE("oob: garbage frames sent to the ROUTER are dropped and later connections work", "[oob]") {
+  using namespace oob_wire;
+  TempDir dir;
+  Child cli([&](Child& self) {
+    CHILD_CHECK(self.heard(Deadline::after(30s)) == "go");
+    auto m = OobManager::start(config(dir, "cli"));
+    CHILD_CHECK(m.ok());
+    auto c = (*m)->connect("victim", 7, pattern(300, 9), Deadline::after(20s));
+    CHILD_CHECK(c.ok());
+    CHILD_CHECK((*c)->peer_blob() == pattern(77, 4));
+    return 0;
+  });
+  auto mgr = OobManager::start(config(dir, "victim"));
+  REQUIRE(mgr.ok());
+  auto l = (*mgr)->listen(7);
+  REQUIRE(l.ok());
+
+  // A fake node "raw" whose lock we hold, so its valid request is taken and
+  // serves as a marker: it is read after all the garbage sent before it.
+  int raw_lock = ::open((dir.path + "/raw.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  REQUIRE(raw_lock >= 0);
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  REQUIRE(::fcntl(raw_lock, F_OFD_SETLK, &fl) == 0);
+
+  zmq::context_t ctx;
+  zmq::socket_t raw(ctx, zmq::socket_type::dealer);
+  raw.set(zmq::sockopt::linger, 0);
+  raw.connect("ipc://" + dir.path + "/victim.oob");
+  auto send = [&](const std::vector<std::byte>& f) { raw.send(zmq::buffer(f), zmq::send_flags::none); };
+
+  Message valid;
+  valid.hdr.type = MsgType::kConnectReq;
+  valid.hdr.node = "zzzzzz";  // not alive; far from "victim" in bit flips
+  valid.hdr.instance = 77;
+  valid.hdr.pid = 1;
+  valid.src_conn = 5;
+  valid.port = 7;
+  valid.blob = pattern(40, 1);
+
+  uint64_t expected_malformed = send_garbage(raw, valid);
   // The marker.
   Message marker = valid;
   marker.hdr.node = "raw";
