@@ -220,7 +220,7 @@ class DatagramLink {
   };
 
   explicit DatagramLink(const Config& config) : config_(config) {}
-  // Set-up and state (datagram_link.cpp).
+  // Set-up (datagram_link.cpp), and the link's state under rx_mu_.
   static Result<std::unique_ptr<DatagramLink>> make(Nic& nic, const Config& config,
                                                     EventQueue* events, uint64_t user);
   std::vector<std::byte> hello() const;
