@@ -1,5 +1,6 @@
-// Tests of the out-of-band connection manager: ports, connect, accept, reject and disconnect.
-// The multi-process scheme and the helpers: oob_test_support.hpp.
+// Tests of the out-of-band connection manager: ports, connect, accept, reject
+// and disconnect. The multi-process scheme and the helpers:
+// oob_test_support.hpp.
 #include <catch2/catch.hpp>
 #include <future>
 #include <memory>

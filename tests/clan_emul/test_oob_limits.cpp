@@ -1,5 +1,5 @@
-// Tests of the out-of-band connection manager: garbage on the wire and many connections.
-// The multi-process scheme and the helpers: oob_test_support.hpp.
+// Tests of the out-of-band connection manager: garbage on the wire and many
+// connections. The multi-process scheme and the helpers: oob_test_support.hpp.
 #include <fcntl.h>
 
 #include <algorithm>

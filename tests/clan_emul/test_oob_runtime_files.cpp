@@ -1,5 +1,6 @@
-// Tests of the out-of-band connection manager: node names and the runtime directory: locks, reuse, the sweep of dead nodes' files.
-// The multi-process scheme and the helpers: oob_test_support.hpp.
+// Tests of the out-of-band connection manager: node names and the runtime
+// directory: locks, reuse, the sweep of dead nodes' files. The multi-process
+// scheme and the helpers: oob_test_support.hpp.
 #include <catch2/catch.hpp>
 #include <string>
 
