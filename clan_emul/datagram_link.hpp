@@ -220,19 +220,36 @@ class DatagramLink {
   };
 
   explicit DatagramLink(const Config& config) : config_(config) {}
+  // Set-up (datagram_link.cpp), and the link's state under rx_mu_.
   static Result<std::unique_ptr<DatagramLink>> make(Nic& nic, const Config& config,
                                                     EventQueue* events, uint64_t user);
   std::vector<std::byte> hello() const;
   Errc attach(const std::vector<std::byte>& peer_hello);
   void watch();
+  // The first fatal error sticks; under rx_mu_.
+  Errc fail_locked(Errc e) {
+    if (status_ == Errc::kOk) status_ = e;
+    return status_;
+  }
+  Errc send_status_locked() const { return status_ != Errc::kOk ? status_ : tx_end_; }
+  // The first data sequence number not yet accounted for; under rx_mu_.
+  uint64_t done_locked() const { return queue_.empty() ? next_expected_ : queue_.front().sequence; }
 
+  // The data path (datagram_link_io.cpp).
   bool poll_readable();
-  Errc wait_credit(std::unique_lock<std::mutex>& lk, uint64_t need_acked, Deadline deadline);
   // receive() with recv_mu_ held.
   Result<size_t> receive_locked(void* buf, Deadline deadline, uint64_t* sequence);
   void pump(std::unique_lock<std::mutex>& lk, Deadline deadline, Direct* direct);
   void process(const Datagram& d, Direct* direct);
-  uint64_t done_locked() const;
+  void process_data(uint64_t seq, uint32_t credit, const std::byte* payload, size_t len,
+                    Direct* direct);
+  void process_ack(uint64_t value);
+  void process_probe(uint64_t count);
+  // Posts the link's own wake-up to its event queue, if any; under rx_mu_.
+  void notify_locked();
+
+  // Credit flow control (datagram_link_credit.cpp).
+  Errc wait_credit(std::unique_lock<std::mutex>& lk, uint64_t need_acked, Deadline deadline);
   void consumed_locked();
   // A data frame's piggybacked credit (low 32 bits of the peer's done):
   // false if it claims datagrams never sent.
@@ -240,8 +257,6 @@ class DatagramLink {
   void queue_ack_locked();
   void flush_control();
   void send_control(uint32_t type, uint64_t value);
-  Errc fail_locked(Errc e);
-  Errc send_status_locked() const;
 
   Config config_;
   size_t ack_every_ = 0;
@@ -249,7 +264,6 @@ class DatagramLink {
   std::unique_ptr<DatagramReceiver> rx_;
   EventQueue* own_events_ = nullptr;  // connect()'s queue, with a source we added
   uint32_t own_source_ = 0;
-  void notify_locked();
 
   std::mutex send_mu_;  // one send()/flush() at a time
   std::mutex recv_mu_;  // one receive() at a time

@@ -1,12 +1,24 @@
-// Internals of the OOB connection manager: the state shared between user
-// objects and the manager thread, and the manager thread itself (Core).
-// Not part of the public API.
+// The OOB manager's engine (Core): the manager thread, which owns every
+// ZeroMQ socket, keeps the table of peer nodes and answers every message,
+// and the calls through which user threads hand it commands. What it builds
+// on lives apart: the node's identity (oob_identity.hpp), the lock that
+// holds its name (oob_node_lock.hpp), the runtime directory
+// (oob_runtime_dir.hpp) and the state it shares with the user's objects
+// (oob_shared.hpp). Not part of the public API.
+//
+// Core's members are defined by concern:
+//   oob_core.cpp       start, stop, the command queue, teardown
+//   oob_core_api.cpp   the user threads' calls: listen, connect, accept, reject, disconnect
+//   oob_router.cpp     the manager thread's loop, the ROUTER, the DEALERs, dispatch
+//   oob_handshake.cpp  the connection messages: CONNECT_REQ, ACCEPT, REJECT, DISCONNECT
+//   oob_peers.cpp      the peer table: records, which frames are believed, eviction
+//   oob_liveness.cpp   heartbeats, silence, pending connects' deadlines
 #pragma once
 
 #include <sys/types.h>
 
 #include <atomic>
-#include <condition_variable>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <future>
@@ -20,60 +32,14 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "clan_emul/oob_identity.hpp"
 #include "clan_emul/oob_manager.hpp"
+#include "clan_emul/oob_node_lock.hpp"
+#include "clan_emul/oob_runtime_dir.hpp"
+#include "clan_emul/oob_shared.hpp"
 #include "clan_emul/oob_wire.hpp"
-#include "clan_emul/siphash.hpp"
 
 namespace clan::oob_detail {
-
-// Shared by an OobConnection and the manager thread.
-struct ConnShared {
-  // Immutable after creation.
-  uint64_t id = 0;       // ours
-  uint64_t peer_id = 0;  // the peer's id for the same connection
-  std::string peer_node;
-  uint64_t peer_instance = 0;
-  pid_t peer_pid = 0;
-  bool same_host = false;
-  std::vector<std::byte> peer_blob;
-
-  std::atomic<OobState> state{OobState::kConnected};
-
-  // Leaves kConnected for `to`; false if another party already did. Any thread.
-  bool leave(OobState to);
-  // Calls on_down once; manager thread (or teardown). Idempotent.
-  void notify_down();
-  void set_on_down(std::function<void(OobState)> fn);
-  void forget_on_down();  // the OobConnection is going away
-  Errc wait_down(Deadline d);
-
- private:
-  std::mutex wait_mu_;
-  std::condition_variable wait_cv_;
-  // Held while on_down runs so that the owner's destructor waits for it;
-  // recursive so that a callback may drop the last reference to its connection.
-  std::recursive_mutex cb_mu_;
-  std::function<void(OobState)> on_down_;
-  bool notified_ = false;
-};
-
-// A CONNECT_REQ waiting in a listener's queue (or held by an OobRequest).
-struct PendingRequest {
-  oob_wire::Header hdr;  // the requester's identity (node, instance, pid, boot id)
-  uint64_t peer_conn = 0;
-  std::vector<std::byte> blob;
-};
-
-// Shared by an OobListener and the manager thread.
-struct ListenerShared {
-  uint16_t port = 0;
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<PendingRequest> queue;  // guarded by mu
-  bool closed = false;               // guarded by mu
-};
-
-using ConnResult = Result<std::shared_ptr<ConnShared>>;
 
 class Core : public std::enable_shared_from_this<Core> {
  public:
@@ -97,9 +63,6 @@ class Core : public std::enable_shared_from_this<Core> {
   void reject(PendingRequest req);
   // After ConnShared::leave(kLocalClosed) succeeded on the caller's thread.
   void local_disconnect(std::shared_ptr<ConnShared> c);
-
-  // Public for the atfork handler only.
-  int lock_fd_ = -1;
 
  private:
   struct PeerNode {
@@ -125,63 +88,69 @@ class Core : public std::enable_shared_from_this<Core> {
     std::promise<ConnResult> promise;
   };
 
-  explicit Core(OobConfig cfg);
+  Core(OobConfig cfg, NodeIdentity identity);
   void release_name();
   bool post(std::function<void()> fn);  // false once stopping
   template <class R>
   R call(std::function<R()> fn, R if_stopped);
+  void describe_connect_failure(Errc e, const std::string& node, uint16_t port) const;
 
   // --- Manager thread only (_mt). ---
-  void run_mt();
+  // The commands user threads post, and the close at stop (oob_core.cpp).
   void run_commands_mt();
+  void teardown_mt();
+
+  // The loop and the sockets (oob_router.cpp).
+  // Creates the ZeroMQ context and binds the ROUTER (start()).
+  Errc bind_router();
+  void run_mt();
+  void poll_once_mt(std::vector<zmq_pollitem_t>& items, std::vector<std::string>& pid_watch);
   void read_router_mt();
   void dispatch_mt(const oob_wire::Message& m);
+  bool send_mt(PeerNode& n, oob_wire::Message& m);  // fills the header
+  void send_disconnect_mt(PeerNode& n, const ConnShared& c);
+
+  // Connections (oob_handshake.cpp).
+  void start_connect_mt(const std::string& node, uint16_t port, std::vector<std::byte> blob,
+                        Deadline deadline, std::promise<ConnResult> promise);
+  ConnResult accept_mt(const PendingRequest& req, std::vector<std::byte> blob);
+  void reject_mt(const PendingRequest& req, oob_wire::RejectReason why);
+  void close_listener_mt(ListenerShared& l);
+  void finish_pending_mt(uint64_t id, ConnResult r);
+  void add_conn_mt(PeerNode& n, std::shared_ptr<ConnShared> c);
   void on_connect_req_mt(const oob_wire::Message& m);
   bool answers_our_connect_mt(const oob_wire::Message& m) const;
   void on_accept_mt(const oob_wire::Message& m);
   void on_reject_mt(const oob_wire::Message& m);
   void on_disconnect_mt(const oob_wire::Message& m);
-  void on_heartbeat_mt(const oob_wire::Message& m);
-  void on_timer_mt(Clock::time_point now);
-  int poll_timeout_ms_mt(Clock::time_point now) const;
-  static bool judged_by_silence(const PeerNode& n);
+
+  // The peer table (oob_peers.cpp).
   // The sender's record if the frame is believed; nullptr (counted as
   // unknown or forged) otherwise. Only a handshake frame (`introduces`) may
   // create a record or bring a new incarnation of the node.
   PeerNode* observe_mt(const oob_wire::Header& h, bool introduces);
   bool believed_mt(PeerNode& n, const oob_wire::Header& h, bool introduces);
   bool may_replace_mt(PeerNode& n);
-  oob_wire::Token token_for(const std::string& peer) const;
   PeerNode* get_node_mt(const std::string& name, bool create);
   void node_alive_mt(PeerNode& n, const oob_wire::Header& h);
   void node_died_mt(PeerNode& n);
   void erase_node_mt(const std::string& name);
   void forget_idle_nodes_mt(Clock::time_point now);
   bool evict_idle_node_mt();
-  bool send_mt(PeerNode& n, oob_wire::Message& m);  // fills the header
-  void finish_pending_mt(uint64_t id, ConnResult r);
-  void add_conn_mt(PeerNode& n, std::shared_ptr<ConnShared> c);
-  void describe_connect_failure(Errc e, const std::string& node, uint16_t port) const;
-  // Creates the ZeroMQ context and binds the ROUTER at sock_path_ (start()).
-  Errc bind_router();
-  void close_listener_mt(ListenerShared& l);
-  void start_connect_mt(const std::string& node, uint16_t port, std::vector<std::byte> blob,
-                        Deadline deadline, std::promise<ConnResult> promise);
-  ConnResult accept_mt(const PendingRequest& req, std::vector<std::byte> blob);
-  void reject_mt(const PendingRequest& req, oob_wire::RejectReason why);
-  void send_disconnect_mt(PeerNode& n, const ConnShared& c);
-  void teardown_mt();
+
+  // Liveness and timers (oob_liveness.cpp).
+  void on_heartbeat_mt(const oob_wire::Message& m);
+  void on_timer_mt(Clock::time_point now);
+  void heartbeat_tick_mt(Clock::time_point now);
+  int poll_timeout_ms_mt(Clock::time_point now) const;
+  static bool judged_by_silence(const PeerNode& n);
 
   static constexpr std::size_t kMaxPeers = 1024;
   static constexpr std::size_t kMaxQueuedRequests = 1024;
 
   OobConfig cfg_;
-  pid_t owner_pid_ = 0;
-  uint64_t instance_ = 0;
-  SipKey secret_{};  // never leaves this process; peers see only token_for(them)
-  oob_wire::BootId boot_id_{};
-  uint64_t pid_ns_ = 0;
-  std::string lock_path_, sock_path_;
+  NodeIdentity identity_;
+  NodeLock lock_;
   int wake_fd_ = -1;  // eventfd
   std::thread thread_;
   std::atomic<std::thread::id> thread_id_{};
@@ -203,10 +172,5 @@ class Core : public std::enable_shared_from_this<Core> {
   bool torn_down_ = false;  // teardown started: callbacks may not add listeners or connections
   Clock::time_point next_heartbeat_{};
 };
-
-// Node-name lock and runtime directory helpers (also used by tests).
-std::string default_runtime_dir();
-// True if a live process holds <dir>/<node>.lock.
-bool node_alive(const std::string& dir, const std::string& node);
 
 }  // namespace clan::oob_detail
