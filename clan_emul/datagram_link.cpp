@@ -13,10 +13,6 @@ namespace clan {
 
 namespace {
 
-// Already expired, like Deadline::now(), without reading the clock: for
-// sends that must not wait (reading the clock costs as much as a small send).
-const Deadline kPoll{Clock::time_point{}};
-
 constexpr uint32_t kData = 0x4c44a7a1;
 constexpr uint32_t kAck = 0x4c44ac4b;
 constexpr uint32_t kProbe = 0x4c44960b;
@@ -214,7 +210,7 @@ void DatagramLink::send_control(uint32_t type, uint64_t value) {
   // Under tx_mu_. Never waits for ring space: no room = lost.
   LinkHeader h{type, 0, value};
   const uint64_t spoiled = tx_->spoiled();
-  const Errc e = tx_->send(&h, sizeof h, kPoll);
+  const Errc e = tx_->send(&h, sizeof h, Deadline::already_expired());
   const bool lost = e != Errc::kOk || tx_->spoiled() != spoiled;
   if (type == kAck) {
     acks_sent_.fetch_add(1, std::memory_order_relaxed);
@@ -436,7 +432,7 @@ Errc DatagramLink::send(const void* data, size_t len, Deadline deadline) {
   const LinkHeader h{kData, credit, seq};
   // Issued before it can land: the peer may ack it before send() returns.
   sent_.store(seq + 1, std::memory_order_release);
-  Errc e = tx_->send(&h, sizeof h, data, len, kPoll);
+  Errc e = tx_->send(&h, sizeof h, data, len, Deadline::already_expired());
   if (e == Errc::kTimeout) {
     ring_full_stalls_.fetch_add(1, std::memory_order_relaxed);
     e = tx_->send(&h, sizeof h, data, len, deadline);
