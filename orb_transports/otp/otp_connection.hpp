@@ -113,7 +113,9 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   void keep_busy_client_in_view(uint64_t now);
   // With mu_ held: the earliest of the engine's timer and the idle watch.
   std::optional<uint64_t> next_wakeup() const;
-  class InRecv;  // a thread is in Recv (in_recv_) for the lifetime of one
+  // Counts a thread in Recv (in_recv_) while it lives; on its way out, asks
+  // the timer service for what that thread leaves behind.
+  class InRecv;
   // Recv's steps, with mu_ held. copy_ready: hands what omniORB may read
   // to it, up to sz bytes. recv_wait_until: how long to wait for a datagram
   // (the caller's deadline, the engine's next timer, the out-queue's next
