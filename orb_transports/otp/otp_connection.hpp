@@ -124,10 +124,12 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   // and feeds it to the engine; what Recv returns if it must return with
   // nothing for omniORB (0: the caller's deadline passed; -1: the link
   // ended), else nullopt.
-  size_t copy_ready(std::byte* out, size_t sz);
-  clan::Deadline recv_wait_until(clan::Deadline caller, uint64_t now);
-  std::optional<int> receive_into_engine(std::unique_lock<std::mutex>& lk, clan::Deadline caller,
-                                         clan::Deadline until, uint64_t& now);
+  // Inline, defined and used in otp_connection.cpp only: Recv is on every
+  // call, and the compiler may fold its steps into it.
+  inline size_t copy_ready(std::byte* out, size_t sz);
+  inline clan::Deadline recv_wait_until(clan::Deadline caller, uint64_t now);
+  inline std::optional<int> receive_into_engine(std::unique_lock<std::mutex>& lk, clan::Deadline caller,
+                                                clan::Deadline until, uint64_t& now);
   // With mu_ held: moves engine deliveries into `ready_` (whole one-ways).
   // False if the connection ended (EOF / BAD).
   bool collect_locked();
