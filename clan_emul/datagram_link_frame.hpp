@@ -6,13 +6,8 @@
 #include <cstdint>
 
 #include "clan_emul/datagram_link.hpp"
-#include "clan_emul/deadline.hpp"
 
 namespace clan::datagram_link_detail {
-
-// Already expired, like Deadline::now(), without reading the clock: for
-// sends that must not wait (reading the clock costs as much as a small send).
-inline const Deadline kPoll{Clock::time_point{}};
 
 inline constexpr uint32_t kData = 0x4c44a7a1;
 inline constexpr uint32_t kAck = 0x4c44ac4b;

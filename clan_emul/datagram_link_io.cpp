@@ -152,7 +152,7 @@ Errc DatagramLink::send(const void* data, size_t len, Deadline deadline) {
   const LinkHeader h{kData, credit, seq};
   // Issued before it can land: the peer may ack it before send() returns.
   sent_.store(seq + 1, std::memory_order_release);
-  Errc e = tx_->send(&h, sizeof h, data, len, kPoll);
+  Errc e = tx_->send(&h, sizeof h, data, len, Deadline::already_expired());
   if (e == Errc::kTimeout) {
     ring_full_stalls_.fetch_add(1, std::memory_order_relaxed);
     e = tx_->send(&h, sizeof h, data, len, deadline);

@@ -15,6 +15,9 @@ class Deadline {
   static Deadline never() { return Deadline(Clock::time_point::max()); }
   static Deadline now() { return Deadline(Clock::now()); }
   static Deadline after(std::chrono::nanoseconds d) { return Deadline(Clock::now() + d); }
+  // Already expired, like now(), without reading the clock: for a wait that
+  // must not wait (reading the clock costs as much as a small send).
+  static Deadline already_expired() { return Deadline(Clock::time_point{}); }
   explicit Deadline(Clock::time_point t) : t_(t) {}
 
   bool is_never() const { return t_ == Clock::time_point::max(); }

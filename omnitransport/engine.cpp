@@ -241,9 +241,20 @@ void Engine::pump(uint64_t now) {
 
 void Engine::start_reclaim(uint64_t now) {
   reclaim_outstanding_ = true;
+  send_reclaim(now);
+}
+
+// RECLAIM(call, first held packet), and the timer that resends it.
+void Engine::send_reclaim(uint64_t now) {
   const uint8_t first = held_.empty() ? tx_next_pkt_ : held_.front().pkt;
   send_control(PacketType::kReclaim, tx_call_, first);
   retx_due_ = now + retx_interval();
+}
+
+// NACK(call, next expected): "resend from the first packet missing here".
+void Engine::nack_next_expected() {
+  send_control(PacketType::kNack, rx_.call, rx_.next_pkt);
+  nacked_ = rx_.next_pkt;
 }
 
 // Frees the held buffers of `call` with pkt_seq < pkt (the peer has them).

@@ -201,6 +201,8 @@ class Engine {
   void send_control(PacketType t, uint8_t call, uint8_t pkt);
   void pump(uint64_t now);
   void start_reclaim(uint64_t now);
+  void send_reclaim(uint64_t now);
+  void nack_next_expected();
   size_t ack_below(uint8_t call, uint8_t pkt);
   void ack_all();
   void drop_all();  // frees every held and waiting buffer
@@ -217,22 +219,56 @@ class Engine {
     retries_ = 0;
     backoff_ = 0;
   }
+  // A received packet is relevant where it came (true), or counted stray:
+  // well-formed, but stale or not from a correct peer.
+  bool relevant(bool ok) {
+    if (!ok) ++stats_.stray;
+    return ok;
+  }
   void deliver(Delivery what, const std::byte* data, size_t len, bool complete, bool eo);
   void to_zombie(Delivery why);
   bool dup_response_allowed(uint64_t now);
 
-  // Client machine (engine_client.cpp).
+  // Client machine (engine_client.cpp). client_rx hands each verdict of
+  // the filter to its client_on_* handler. The handlers and their steps are
+  // inline, defined and used in their machine's file only: the compiler may
+  // fold them into the dispatch, which is on every packet.
   Errc client_send(const std::byte* data, size_t len, bool complete, bool eo, uint64_t now);
   void client_rx(const Header& h, Classified c, const std::byte* payload, size_t n, uint64_t now);
+  inline void client_on_in_sequence(const Header& h, const std::byte* payload, size_t n, uint64_t now);
+  inline void client_on_out_of_sequence(uint64_t now);
+  inline void client_on_repeated(const Header& h, uint64_t now);
+  inline void client_on_nack(const Header& h, uint64_t now);
+  inline void client_on_call_ack(const Header& h, uint64_t now);
+  inline void client_on_reclaim(CallRel rel, uint64_t now);
+  inline void client_on_reclaim_ack(const Header& h, uint64_t now);
   void client_timer(uint64_t now);
   // The first packet of the reply is in: the call's round trip, for the RTO.
   void client_reply_started(uint64_t now);
+  inline void client_reply_complete(uint8_t call, uint64_t now);
+  inline void client_server_working(uint64_t now);
 
-  // Server machine (engine_server.cpp).
+  // Server machine (engine_server.cpp). server_rx hands each verdict of
+  // the filter to its server_on_* handler (inline, as the client's).
   Errc server_send(const std::byte* data, size_t len, bool complete, uint64_t now);
   void server_rx(const Header& h, Classified c, const std::byte* payload, size_t n, uint64_t now);
+  inline void server_on_new_call(const Header& h, const std::byte* payload, size_t n);
+  inline void server_on_new_call_missing_start(const Header& h);
+  inline void server_on_in_sequence(const Header& h, const std::byte* payload, size_t n);
+  inline void server_on_out_of_sequence(const Header& h);
+  inline void server_on_repeated(const Header& h, CallRel rel, uint64_t now);
+  inline void server_on_nack(const Header& h, CallRel rel, uint64_t now);
+  inline void server_on_nack_current(const Header& h, uint64_t now);
+  inline void server_on_call_ack(const Header& h);
+  inline void server_on_reclaim(const Header& h, CallRel rel);
+  inline void server_on_reclaim_ack(const Header& h, uint64_t now);
   void server_timer(uint64_t now);
+  // Only a client that has the whole reply starts another call.
+  bool server_may_start_call() const { return state_ != State::kReplying; }
   void server_begin_unstarted(uint8_t call, bool eo);
+  inline void server_request_complete(uint8_t call);
+  inline void server_ignore_rest_of_oneway(bool complete);
+  inline bool server_drops_ignored_oneway(bool complete);
   void release_reply();
   void abort_oneway_if_receiving();
   void server_rearm(uint64_t now);

@@ -48,98 +48,107 @@ Errc Engine::client_send(const std::byte* data, size_t len, bool complete, bool 
 }
 
 void Engine::client_rx(const Header& h, Classified c, const std::byte* payload, size_t n, uint64_t now) {
-  const bool waiting = state_ == State::kWaitingForReply;
+  // One handler per verdict of the filter (see server_rx). Exhaustive.
   switch (c.event) {
-    case RxEvent::kInSequence:
-      if (!waiting) {
-        ++stats_.stray;  // a reply before the request is complete: not from a correct server
-        return;
-      }
-      ack_all();  // any reply packet acknowledges the whole request
-      if (rx_.next_pkt == 0) client_reply_started(now);
-      deliver(Delivery::kData, payload, n, h.type == PacketType::kComplete, true);
-      ++rx_.next_pkt;
-      nacked_.reset();
-      progress();
-      if (h.type == PacketType::kComplete) {  // (vi) reply complete -> idle
-        if (timed_out_in_call_) rto_.timed_out();  // the next call starts backed off (Karn)
-        rx_.complete = true;
-        state_ = State::kIdle;
-        retx_due_.reset();
-        last_reply_call_ = h.call_seq;
-        ack_due_ = now + cfg_.ack_delay_ns;  // ack only if the client stays idle
-      } else {
-        retx_due_ = now + retx_interval();
-      }
-      return;
-    case RxEvent::kOutOfSequence:  // error (i): out of sequence -> NACK from the first missing packet
-      ++stats_.out_of_sequence;
-      if (!waiting) {
-        ++stats_.stray;
-        return;
-      }
-      ack_all();
-      if (nacked_ != rx_.next_pkt) {
-        send_control(PacketType::kNack, rx_.call, rx_.next_pkt);
-        nacked_ = rx_.next_pkt;
-        retx_due_ = now + retx_interval();
-      }
-      return;
-    case RxEvent::kRepeated:
-      ++stats_.duplicates;
-      // The server repeats a reply we completed: it missed our acknowledgement
-      // (CALL_ACK lost, or the next call not yet sent). Ack it again.
-      if (last_reply_call_ == h.call_seq && (state_ == State::kIdle || state_ == State::kOneWayInProgress) &&
-          dup_response_allowed(now)) {
-        send_control(PacketType::kCallAck, h.call_seq, 0);
-        ack_due_.reset();
-      }
-      return;
+    case RxEvent::kInSequence: return client_on_in_sequence(h, payload, n, now);
+    case RxEvent::kOutOfSequence: return client_on_out_of_sequence(now);
+    case RxEvent::kRepeated: return client_on_repeated(h, now);
     case RxEvent::kNewCall:
     case RxEvent::kNewCallMissingStart:
-    case RxEvent::kStrayCall:
-      ++stats_.stray;
-      return;
-    case RxEvent::kNack:  // error (ii): retransmit held buffers with pkt_seq >= nacked
-      ++stats_.nacks_received;
-      if (h.call_seq != tx_call_ || !tx_eo_ ||
-          (state_ != State::kRequestInProgress && state_ != State::kWaitingForReply)) {
-        ++stats_.stray;
-        return;
-      }
-      ack_below(h.call_seq, h.pkt_seq);
-      retransmit_from(h.call_seq, h.pkt_seq);
-      pump(now);
-      return;
-    case RxEvent::kCallAck:  // the server has the whole request and is working on it
-      ++stats_.call_acks_received;
-      if (h.call_seq != tx_call_ || !waiting) {
-        ++stats_.stray;
-        return;
-      }
-      // Alive and working: the give-up count restarts, the backoff does not
-      // (a long call draws NACKs at growing intervals, not one per rto).
-      ack_all();
-      retries_ = 0;
-      retx_due_ = now + retx_interval();
-      return;
-    case RxEvent::kReclaim:  // the server's reply pool is exhausted: ack what we have
-      if (c.rel != CallRel::kCurrent) {
-        ++stats_.stray;
-        return;
-      }
-      send_control(PacketType::kReclaimAck, rx_.call, rx_.next_pkt);
-      if (waiting) {
-        ack_all();
-        retries_ = 0;
-        retx_due_ = now + retx_interval();
-      }
-      return;
-    case RxEvent::kReclaimAck:
-      on_reclaim_ack(h, now);
-      if (state_ == State::kWaitingForReply && !retx_due_) retx_due_ = now + retx_interval();
-      return;
+    case RxEvent::kStrayCall: ++stats_.stray; return;  // only the client starts calls
+    case RxEvent::kNack: return client_on_nack(h, now);
+    case RxEvent::kCallAck: return client_on_call_ack(h, now);
+    case RxEvent::kReclaim: return client_on_reclaim(c.rel, now);
+    case RxEvent::kReclaimAck: return client_on_reclaim_ack(h, now);
   }
+}
+
+// (v) The reply's next packet: delivered; it acknowledges the whole request.
+// A reply before the request is complete is not from a correct server.
+void Engine::client_on_in_sequence(const Header& h, const std::byte* payload, size_t n, uint64_t now) {
+  if (!relevant(state_ == State::kWaitingForReply)) return;
+  ack_all();
+  if (rx_.next_pkt == 0) client_reply_started(now);
+  const bool complete = h.type == PacketType::kComplete;
+  deliver(Delivery::kData, payload, n, complete, true);
+  ++rx_.next_pkt;
+  nacked_.reset();
+  progress();
+  if (complete) {
+    client_reply_complete(h.call_seq, now);
+  } else {
+    retx_due_ = now + retx_interval();
+  }
+}
+
+// (vi) The reply is complete: idle, acknowledged only if the client stays
+// idle (the next call acknowledges it implicitly).
+void Engine::client_reply_complete(uint8_t call, uint64_t now) {
+  if (timed_out_in_call_) rto_.timed_out();  // the next call starts backed off (Karn)
+  rx_.complete = true;
+  state_ = State::kIdle;
+  retx_due_.reset();
+  last_reply_call_ = call;
+  ack_due_ = now + cfg_.ack_delay_ns;
+}
+
+// Error (i): a reply packet beyond a gap: NACK from the first missing
+// packet, once per gap.
+void Engine::client_on_out_of_sequence(uint64_t now) {
+  ++stats_.out_of_sequence;
+  if (!relevant(state_ == State::kWaitingForReply)) return;
+  ack_all();
+  if (nacked_ == rx_.next_pkt) return;
+  nack_next_expected();
+  retx_due_ = now + retx_interval();
+}
+
+// The server repeats a reply we completed: it missed our acknowledgement
+// (CALL_ACK lost, or the next call not yet sent). Ack it again.
+void Engine::client_on_repeated(const Header& h, uint64_t now) {
+  ++stats_.duplicates;
+  const bool between_calls = state_ == State::kIdle || state_ == State::kOneWayInProgress;
+  if (last_reply_call_ != h.call_seq || !between_calls || !dup_response_allowed(now)) return;
+  send_control(PacketType::kCallAck, h.call_seq, 0);
+  ack_due_.reset();
+}
+
+// Error (ii): retransmit the held buffers from the NACKed packet on.
+void Engine::client_on_nack(const Header& h, uint64_t now) {
+  ++stats_.nacks_received;
+  const bool sending = state_ == State::kRequestInProgress || state_ == State::kWaitingForReply;
+  if (!relevant(h.call_seq == tx_call_ && tx_eo_ && sending)) return;
+  ack_below(h.call_seq, h.pkt_seq);
+  retransmit_from(h.call_seq, h.pkt_seq);
+  pump(now);
+}
+
+// The server has the whole request and is working on it.
+void Engine::client_on_call_ack(const Header& h, uint64_t now) {
+  ++stats_.call_acks_received;
+  if (!relevant(h.call_seq == tx_call_ && state_ == State::kWaitingForReply)) return;
+  client_server_working(now);
+}
+
+// The server's reply pool is exhausted: ack what we have.
+void Engine::client_on_reclaim(CallRel rel, uint64_t now) {
+  if (!relevant(rel == CallRel::kCurrent)) return;
+  send_control(PacketType::kReclaimAck, rx_.call, rx_.next_pkt);
+  if (state_ == State::kWaitingForReply) client_server_working(now);
+}
+
+void Engine::client_on_reclaim_ack(const Header& h, uint64_t now) {
+  on_reclaim_ack(h, now);
+  if (state_ == State::kWaitingForReply && !retx_due_) retx_due_ = now + retx_interval();
+}
+
+// The server is alive and has our request: the give-up count restarts, the
+// backoff does not (a long call draws NACKs at growing intervals, not one
+// per rto).
+void Engine::client_server_working(uint64_t now) {
+  ack_all();
+  retries_ = 0;
+  retx_due_ = now + retx_interval();
 }
 
 void Engine::client_timer(uint64_t now) {
@@ -153,12 +162,9 @@ void Engine::client_timer(uint64_t now) {
     if (no_progress(now)) return;  // error (iii): retries exhausted -> kBad, zombie
     back_off();
     if (reclaim_outstanding_) {
-      const uint8_t first = held_.empty() ? tx_next_pkt_ : held_.front().pkt;
-      send_control(PacketType::kReclaim, tx_call_, first);
-      retx_due_ = now + retx_interval();
+      send_reclaim(now);
     } else if (state_ == State::kWaitingForReply) {  // error (i): timeout -> NACK
-      send_control(PacketType::kNack, rx_.call, rx_.next_pkt);
-      nacked_ = rx_.next_pkt;
+      nack_next_expected();
       retx_due_ = now + retx_interval();
     } else {
       retx_due_.reset();

@@ -58,158 +58,156 @@ void Engine::server_begin_unstarted(uint8_t call, bool eo) {
 }
 
 void Engine::server_rx(const Header& h, Classified c, const std::byte* payload, size_t n, uint64_t now) {
-  const bool complete_pkt = h.type == PacketType::kComplete;
+  // One handler per verdict of the filter, as libfabric's shm provider
+  // dispatches each command through smr_progress_ops[]. Exhaustive (no
+  // default): a new verdict does not compile without its handler.
   switch (c.event) {
-    case RxEvent::kNewCall:
-    case RxEvent::kNewCallMissingStart:
-      // Only a client that has the whole reply advances the call sequence.
-      if (state_ == State::kReplying) {
-        ++stats_.stray;
-        return;
-      }
-      server_begin_unstarted(h.call_seq, h.exactly_once);  // implicit ack of the previous reply
-      if (c.event == RxEvent::kNewCallMissingStart) {      // (vii) dropped start of a call
-        if (!h.exactly_once) {
-          ++stats_.oneways_ignored;
-          state_ = complete_pkt ? State::kIdle : State::kIgnoringOneWay;
-          if (complete_pkt) rx_.complete = true;
-        } else {  // ack previous (done above) + NACK from the first packet
-          send_control(PacketType::kNack, h.call_seq, 0);
-          nacked_ = 0;
-        }
-        return;
-      }
-      break;  // (vi) first packet of a newer call (maybe out of step): proceed
-    default:
-      break;
+    case RxEvent::kNewCall: return server_on_new_call(h, payload, n);
+    case RxEvent::kNewCallMissingStart: return server_on_new_call_missing_start(h);
+    case RxEvent::kInSequence: return server_on_in_sequence(h, payload, n);
+    case RxEvent::kOutOfSequence: return server_on_out_of_sequence(h);
+    case RxEvent::kRepeated: return server_on_repeated(h, c.rel, now);
+    case RxEvent::kStrayCall: ++stats_.stray; return;  // the filter gives it to clients only
+    case RxEvent::kNack: return server_on_nack(h, c.rel, now);
+    case RxEvent::kCallAck: return server_on_call_ack(h);
+    case RxEvent::kReclaim: return server_on_reclaim(h, c.rel);
+    case RxEvent::kReclaimAck: return server_on_reclaim_ack(h, now);
   }
+}
 
-  switch (c.event) {
-    case RxEvent::kNewCall:
-    case RxEvent::kInSequence:
-      if (state_ == State::kIgnoringOneWay) {
-        if (complete_pkt) {
-          rx_.complete = true;
-          state_ = State::kIdle;
-        }
-        return;
-      }
-      if (h.exactly_once != rx_eo_) {
-        ++stats_.stray;
-        return;
-      }
-      if (state_ == State::kIdle) {  // (i) first packet of the call: processing starts
-        ++stats_.calls;
-        state_ = rx_eo_ ? State::kReceivingRequest : State::kReceivingOneWay;
-      }
-      deliver(Delivery::kData, payload, n, complete_pkt, rx_eo_);
-      ++rx_.next_pkt;
-      nacked_.reset();
-      progress();
-      if (complete_pkt) {
-        rx_.complete = true;
-        if (rx_eo_) {
-          state_ = State::kReplying;
-          tx_call_ = h.call_seq;
-          tx_next_pkt_ = 0;
-          tx_eo_ = true;
-          reply_complete_ = false;
-        } else {
-          state_ = State::kIdle;
-        }
-      }
-      return;
-    case RxEvent::kOutOfSequence:  // a dropped packet within the current call
-      ++stats_.out_of_sequence;
-      if (state_ == State::kIgnoringOneWay) {
-        if (complete_pkt) {
-          rx_.complete = true;
-          state_ = State::kIdle;
-        }
-        return;
-      }
-      if (h.exactly_once != rx_eo_) {
-        ++stats_.stray;
-        return;
-      }
-      if (rx_eo_) {  // (v) exactly-once, or (vii) start still missing: NACK
-        if (nacked_ != rx_.next_pkt) {
-          send_control(PacketType::kNack, rx_.call, rx_.next_pkt);
-          nacked_ = rx_.next_pkt;
-        }
-      } else {  // (v) one-way: no retransmission possible; abort what the strand has
-        abort_oneway_if_receiving();
-        state_ = complete_pkt ? State::kIdle : State::kIgnoringOneWay;
-        if (complete_pkt) rx_.complete = true;
-      }
-      return;
-    case RxEvent::kRepeated:
-      ++stats_.duplicates;
-      // A retransmitted request for the call already handled: never deliver it
-      // again; give the held reply again (or say we are working on it).
-      if (c.rel == CallRel::kCurrent && rx_eo_ && rx_.complete && h.exactly_once && tx_call_ == h.call_seq &&
-          dup_response_allowed(now)) {
-        if (state_ == State::kReplying) {
-          send_control(PacketType::kCallAck, h.call_seq, 0);
-        } else if (reply_complete_ && !held_.empty()) {
-          retransmit_all();
-        }
-      }
-      return;
-    case RxEvent::kNewCallMissingStart:  // fully handled above
-      return;
-    case RxEvent::kStrayCall:
-      ++stats_.stray;
-      return;
-    case RxEvent::kNack:
-      ++stats_.nacks_received;
-      if (c.rel == CallRel::kCurrent) {
-        if (!rx_.complete) {  // the client waits, but we miss part of its request
-          send_control(PacketType::kNack, rx_.call, rx_.next_pkt);
-          nacked_ = rx_.next_pkt;
-        } else if (rx_eo_ && tx_call_ == h.call_seq) {  // (iii) the call just handled: resend the reply
-          if (ack_below(h.call_seq, h.pkt_seq) != 0) progress();
-          const size_t resent = retransmit_from(h.call_seq, h.pkt_seq);
-          pump(now);
-          if (resent == 0 && state_ == State::kReplying) {
-            send_control(PacketType::kCallAck, h.call_seq, 0);  // request received, reply not ready yet
-          }
-        } else {
-          ++stats_.stray;
-        }
-      } else if (c.rel == CallRel::kNewer && state_ != State::kReplying) {
-        // (iv) a call not started: the client has our reply (ack and free it)
-        // and its new request was lost: NACK it from the first packet.
-        server_begin_unstarted(h.call_seq, true);
-        send_control(PacketType::kNack, h.call_seq, 0);
-        nacked_ = 0;
-      } else {
-        ++stats_.stray;
-      }
-      return;
-    case RxEvent::kCallAck:
-      ++stats_.call_acks_received;
-      if (h.call_seq == tx_call_ && reply_complete_) {
-        release_reply();
-      } else {
-        ++stats_.stray;
-      }
-      return;
-    case RxEvent::kReclaim:
-      if (c.rel == CallRel::kCurrent) {
-        send_control(PacketType::kReclaimAck, rx_.call, rx_.next_pkt);
-      } else if (c.rel == CallRel::kNewer && state_ != State::kReplying) {
-        server_begin_unstarted(h.call_seq, true);  // like (iv): we have nothing of this call yet
-        send_control(PacketType::kReclaimAck, h.call_seq, 0);
-      } else {
-        ++stats_.stray;
-      }
-      return;
-    case RxEvent::kReclaimAck:
-      on_reclaim_ack(h, now);
-      if (state_ != State::kZombie && !retx_due_) server_rearm(now);
-      return;
+// (vi) The first packet of a newer call, maybe out of step (a one-way
+// between was lost): proceed, the previous reply acknowledged implicitly.
+void Engine::server_on_new_call(const Header& h, const std::byte* payload, size_t n) {
+  if (!relevant(server_may_start_call())) return;
+  server_begin_unstarted(h.call_seq, h.exactly_once);
+  server_on_in_sequence(h, payload, n);
+}
+
+// (vii) A newer call whose start was dropped: a one-way is ignored; an
+// exactly-once call is NACKed from its first packet (the previous reply
+// acknowledged implicitly).
+void Engine::server_on_new_call_missing_start(const Header& h) {
+  if (!relevant(server_may_start_call())) return;
+  server_begin_unstarted(h.call_seq, h.exactly_once);
+  if (h.exactly_once) {
+    nack_next_expected();
+  } else {
+    ++stats_.oneways_ignored;
+    server_ignore_rest_of_oneway(h.type == PacketType::kComplete);
   }
+}
+
+// (i) The call's next packet: delivered; the first starts the call, the
+// COMPLETE one ends the request.
+void Engine::server_on_in_sequence(const Header& h, const std::byte* payload, size_t n) {
+  const bool complete = h.type == PacketType::kComplete;
+  if (server_drops_ignored_oneway(complete) || !relevant(h.exactly_once == rx_eo_)) return;
+  if (state_ == State::kIdle) {  // (i) first packet of the call: processing starts
+    ++stats_.calls;
+    state_ = rx_eo_ ? State::kReceivingRequest : State::kReceivingOneWay;
+  }
+  deliver(Delivery::kData, payload, n, complete, rx_eo_);
+  ++rx_.next_pkt;
+  nacked_.reset();
+  progress();
+  if (complete) server_request_complete(h.call_seq);
+}
+
+// (v) A packet of the current call beyond a gap.
+void Engine::server_on_out_of_sequence(const Header& h) {
+  ++stats_.out_of_sequence;
+  const bool complete = h.type == PacketType::kComplete;
+  if (server_drops_ignored_oneway(complete) || !relevant(h.exactly_once == rx_eo_)) return;
+  if (rx_eo_) {  // exactly-once, or (vii) start still missing: NACK, once per gap
+    if (nacked_ != rx_.next_pkt) nack_next_expected();
+  } else {  // one-way: no retransmission possible; abort what the strand has
+    abort_oneway_if_receiving();
+    server_ignore_rest_of_oneway(complete);
+  }
+}
+
+// A retransmitted request for the call already handled: never delivered
+// again; the held reply is given again, or the client is told we are
+// working on it (rate-limited).
+void Engine::server_on_repeated(const Header& h, CallRel rel, uint64_t now) {
+  ++stats_.duplicates;
+  const bool handled =
+      rel == CallRel::kCurrent && rx_eo_ && rx_.complete && h.exactly_once && tx_call_ == h.call_seq;
+  if (!handled || !dup_response_allowed(now)) return;
+  if (state_ == State::kReplying) {
+    send_control(PacketType::kCallAck, h.call_seq, 0);
+  } else if (reply_complete_ && !held_.empty()) {
+    retransmit_all();
+  }
+}
+
+void Engine::server_on_nack(const Header& h, CallRel rel, uint64_t now) {
+  ++stats_.nacks_received;
+  if (rel == CallRel::kCurrent) return server_on_nack_current(h, now);
+  if (!relevant(rel == CallRel::kNewer && server_may_start_call())) return;
+  // (iv) a call not started: the client has our reply (ack and free it)
+  // and its new request was lost: NACK it from the first packet.
+  server_begin_unstarted(h.call_seq, true);
+  nack_next_expected();
+}
+
+// (ii, iii) NACK for the current call: the client waits for its reply.
+void Engine::server_on_nack_current(const Header& h, uint64_t now) {
+  if (!rx_.complete) return nack_next_expected();  // but we miss part of its request
+  if (!relevant(rx_eo_ && tx_call_ == h.call_seq)) return;
+  // (iii) the call just handled: resend the reply from the packet named
+  if (ack_below(h.call_seq, h.pkt_seq) != 0) progress();
+  const size_t resent = retransmit_from(h.call_seq, h.pkt_seq);
+  pump(now);
+  if (resent == 0 && state_ == State::kReplying) {
+    send_control(PacketType::kCallAck, h.call_seq, 0);  // request received, reply not ready yet
+  }
+}
+
+void Engine::server_on_call_ack(const Header& h) {
+  ++stats_.call_acks_received;
+  if (relevant(h.call_seq == tx_call_ && reply_complete_)) release_reply();
+}
+
+void Engine::server_on_reclaim(const Header& h, CallRel rel) {
+  if (rel == CallRel::kCurrent) return send_control(PacketType::kReclaimAck, rx_.call, rx_.next_pkt);
+  if (!relevant(rel == CallRel::kNewer && server_may_start_call())) return;
+  server_begin_unstarted(h.call_seq, true);  // like (iv): we have nothing of this call yet
+  send_control(PacketType::kReclaimAck, h.call_seq, 0);
+}
+
+void Engine::server_on_reclaim_ack(const Header& h, uint64_t now) {
+  on_reclaim_ack(h, now);
+  if (state_ != State::kZombie && !retx_due_) server_rearm(now);
+}
+
+// The request is complete: an exactly-once call waits for its reply, a
+// one-way is over.
+void Engine::server_request_complete(uint8_t call) {
+  rx_.complete = true;
+  if (!rx_eo_) {
+    state_ = State::kIdle;
+    return;
+  }
+  state_ = State::kReplying;
+  tx_call_ = call;
+  tx_next_pkt_ = 0;
+  tx_eo_ = true;
+  reply_complete_ = false;
+}
+
+// A one-way whose start was lost, or that was aborted: the rest of it is
+// dropped (IgnoringOneWay) until its COMPLETE packet.
+void Engine::server_ignore_rest_of_oneway(bool complete) {
+  state_ = complete ? State::kIdle : State::kIgnoringOneWay;
+  if (complete) rx_.complete = true;
+}
+
+// In IgnoringOneWay a data packet of that call is dropped (true).
+bool Engine::server_drops_ignored_oneway(bool complete) {
+  if (state_ != State::kIgnoringOneWay) return false;
+  server_ignore_rest_of_oneway(complete);
+  return true;
 }
 
 void Engine::server_timer(uint64_t now) {
@@ -218,9 +216,7 @@ void Engine::server_timer(uint64_t now) {
   if (no_progress(now)) return;  // retries exhausted: kBad, zombie
   back_off();
   if (reclaim_outstanding_) {
-    const uint8_t first = held_.empty() ? tx_next_pkt_ : held_.front().pkt;
-    send_control(PacketType::kReclaim, tx_call_, first);
-    retx_due_ = now + retx_interval();
+    send_reclaim(now);
   } else if (reply_complete_ && !held_.empty()) {  // (i) timeout: retransmit unacknowledged buffers
     retransmit_all();
     retx_due_ = now + retx_interval();

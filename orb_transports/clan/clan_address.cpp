@@ -4,6 +4,7 @@
 #include "clan_emul/error_detail.hpp"
 #include "orb_transports/clan/clan_active.hpp"
 #include "orb_transports/clan/clan_connection.hpp"
+#include "orb_transports/clan/clan_endpoint.hpp"
 #include "orb_transports/common/fabric.hpp"
 #include "orb_transports/common/omni_time.hpp"
 #include "orb_transports/common/plugin_glue.hpp"

@@ -47,7 +47,4 @@ class ClanConnection : public MonitoredConnection {
   size_t dma_threshold_;
 };
 
-// The ring a giop:clan connection receives into (-ORBclanRingBytes).
-clan::DmqConfig clan_ring_config();
-
 }  // namespace clanorb

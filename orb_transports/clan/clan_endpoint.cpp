@@ -6,7 +6,6 @@
 
 namespace clanorb {
 
-// The ring this side receives into (-ORBclanRingBytes).
 clan::DmqConfig clan_ring_config() {
   clan::DmqConfig c;
   c.ring_bytes = fabric_options().ring_bytes;

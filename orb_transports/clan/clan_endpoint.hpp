@@ -1,6 +1,7 @@
 // giop:clan endpoint: the shared monitored endpoint, making DMQ connections.
 #pragma once
 
+#include "clan_emul/dmq_layout.hpp"
 #include "orb_transports/common/monitored_endpoint.hpp"
 
 namespace clanorb {
@@ -12,5 +13,9 @@ class ClanEndpoint : public MonitoredEndpoint {
  protected:
   omni::giopConnection* accept_one(clan::OobRequest& request) override;
 };
+
+// The ring a giop:clan connection receives into (-ORBclanRingBytes), on
+// either side.
+clan::DmqConfig clan_ring_config();
 
 }  // namespace clanorb

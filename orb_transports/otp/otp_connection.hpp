@@ -103,8 +103,33 @@ class OtpConnection : public MonitoredConnection, public OtpTimerClient, private
   uint64_t reader_grace_ns() const { return rto_ns_ / 2; }
   // The idle watch ends well after a server repeating its reply has given up.
   uint64_t watch_last_ns() const { return give_up_ns_ / 5 * 8; }
+  // on_timer_due's steps, with mu_ held. leave_timer_to_reader: a thread in
+  // Recv runs the timer (true; the service comes back later).
+  // advance_idle_watch: starts the idle watch or moves it on.
+  // keep_busy_client_in_view: a client between calls is looked at again
+  // within an RTO and the grace.
+  bool leave_timer_to_reader(uint64_t now);
+  void advance_idle_watch(uint64_t now);
+  void keep_busy_client_in_view(uint64_t now);
   // With mu_ held: the earliest of the engine's timer and the idle watch.
   std::optional<uint64_t> next_wakeup() const;
+  // Counts a thread in Recv (in_recv_) while it lives; on its way out, asks
+  // the timer service for what that thread leaves behind.
+  class InRecv;
+  // Recv's steps, with mu_ held. copy_ready: hands what omniORB may read
+  // to it, up to sz bytes. recv_wait_until: how long to wait for a datagram
+  // (the caller's deadline, the engine's next timer, the out-queue's next
+  // try), and whether to poll (poll_until_, around recovery_due()).
+  // receive_into_engine: waits for one datagram (holding the reading turn)
+  // and feeds it to the engine; what Recv returns if it must return with
+  // nothing for omniORB (0: the caller's deadline passed; -1: the link
+  // ended), else nullopt.
+  // Inline, defined and used in otp_connection.cpp only: Recv is on every
+  // call, and the compiler may fold its steps into it.
+  inline size_t copy_ready(std::byte* out, size_t sz);
+  inline clan::Deadline recv_wait_until(clan::Deadline caller, uint64_t now);
+  inline std::optional<int> receive_into_engine(std::unique_lock<std::mutex>& lk, clan::Deadline caller,
+                                                clan::Deadline until, uint64_t& now);
   // With mu_ held: moves engine deliveries into `ready_` (whole one-ways).
   // False if the connection ended (EOF / BAD).
   bool collect_locked();

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "omnitransport/engine.hpp"
-#include "omnitransport/sim_link.hpp"
+#include "sim_link.hpp"
 
 namespace otp::test {
 

@@ -1,4 +1,4 @@
-#include "omnitransport/sim_link.hpp"
+#include "sim_link.hpp"
 
 #include <algorithm>
 #include <memory>
@@ -15,7 +15,7 @@ bool SimLink::send(std::vector<std::byte> datagram, uint64_t now_ns) {
     return false;
   }
   // Always draw, so that a mask does not shift the random loss pattern.
-  const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
+  const double u = rng_.uniform();
   if (u < cfg_.loss_rate) {
     ++stats_.dropped_random;
     return false;

@@ -2,7 +2,9 @@
 // direction, in-order delivery, fixed latency plus serialisation time, seeded
 // random loss, and a loss mask so a test can drop exactly the Nth packet or
 // every packet of a type (like picoquic's sim_link and Aeron's loss wrapper).
-// Library code: no clock, no threads; the caller owns virtual time.
+// No clock, no threads; the caller owns virtual time. The random loss draws
+// from the fault model's generator (clan_emul/fault_model.hpp), so that a
+// seed gives the same run with every compiler and standard library.
 #pragma once
 
 #include <cstddef>
@@ -10,9 +12,9 @@
 #include <deque>
 #include <functional>
 #include <optional>
-#include <random>
 #include <vector>
 
+#include "clan_emul/fault_model.hpp"
 #include "omnitransport/header.hpp"
 
 namespace otp {
@@ -59,7 +61,7 @@ class SimLink {
     std::vector<std::byte> bytes;
   };
   SimLinkConfig cfg_;
-  std::mt19937_64 rng_;
+  clan::Xoshiro256ss rng_;
   LossMask mask_;
   std::deque<InFlight> queue_;
   uint64_t last_arrival_ = 0;
