@@ -198,8 +198,7 @@ TEST_CASE("without clanorb options, ORB_init holds the table's defaults", "[orb]
 }
 
 TEST_CASE("the README's options table is the option table", "[orb][options][readme]") {
-  const auto readme =
-      std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "README.md";
+  const std::filesystem::path readme = CLANORB_README;
   std::ifstream in(readme);
   INFO("reading " << readme.string());
   REQUIRE(in.good());
