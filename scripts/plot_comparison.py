@@ -16,6 +16,8 @@ import json
 import os
 import sys
 
+import plotting
+
 MODE_NAMES = {"tpc": "thread per connection", "pool": "thread pool", "-": "no ORB"}
 TTCP_TITLES = {"oneway": "one-way Buffer", "exactly": "exactly-once Buffer", "marshalled": "marshalled PairSeq"}
 
@@ -40,11 +42,7 @@ def finish(ax, xlabel, title, xlog=None, ylog=False):
 
 def save(plt, fig, subtitle, out, name):
     fig.suptitle(subtitle, fontsize=8)
-    fig.tight_layout()
-    p = os.path.join(out, name)
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    return p
+    return plotting.save(plt, fig, out, name, dpi=110)
 
 
 def read_samples(path, key):
@@ -143,10 +141,8 @@ def plot_loss(plt, data, out, subtitle):
     return save(plt, fig, subtitle, out, "loss.png")
 
 
-def plot_all(out):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def plot_all(out, reexec=False):
+    plt = plotting.pyplot(reexec)  # not when the comparison imports this module
 
     with open(os.path.join(out, "comparison.json")) as f:
         data = json.load(f)
@@ -159,5 +155,5 @@ def plot_all(out):
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    for png in plot_all(sys.argv[1]):
+    for png in plot_all(sys.argv[1], reexec=True):
         print(png)

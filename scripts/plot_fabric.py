@@ -19,19 +19,9 @@ import statistics
 import sys
 from collections import defaultdict
 
-try:
-    import matplotlib
-except ImportError:
-    # Debian's python3-matplotlib lives under /usr/bin/python3; another
-    # python3 first on PATH (pyenv, venv) may not see it.
-    if os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3") and os.path.exists(
-        "/usr/bin/python3"
-    ):
-        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
-    raise
+import plotting
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+plt = plotting.pyplot()
 
 LABELS = {
     "bare": "bare cache line (floor)",
@@ -87,11 +77,7 @@ def plot_latency(out_dir):
     ax.grid(True, which="both", alpha=0.3)
     ax.set_title("Single-word ping-pong round trips (CDF)")
     ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
-    path = os.path.join(out_dir, "fabric_latency.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return plotting.save(plt, fig, out_dir, "fabric_latency.png")
 
 
 def plot_bandwidth(out_dir):
@@ -130,11 +116,7 @@ def plot_bandwidth(out_dir):
     ax.grid(True, which="both", alpha=0.3)
     ax.set_title("Streaming bandwidth, data touched on both sides")
     ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
-    path = os.path.join(out_dir, "fabric_bandwidth.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return plotting.save(plt, fig, out_dir, "fabric_bandwidth.png")
 
 
 def main():

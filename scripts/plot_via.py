@@ -23,19 +23,9 @@ import statistics
 import sys
 from collections import defaultdict
 
-try:
-    import matplotlib
-except ImportError:
-    # Debian's python3-matplotlib lives under /usr/bin/python3; another
-    # python3 first on PATH (pyenv, venv) may not see it.
-    if os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3") and os.path.exists(
-        "/usr/bin/python3"
-    ):
-        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
-    raise
+import plotting
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+plt = plotting.pyplot()
 
 LAT_LABELS = {"dmq": "raw DMQ (PIO)", "via_pio": "VIA PIO", "via_dma": "VIA DMA"}
 BW_LABELS = {
@@ -92,11 +82,7 @@ def plot_latency(rows, out_dir):
     ax.set_title("VIA latency (paper 001 Table 1), half round trips")
     ax.grid(True, axis="y", which="both", alpha=0.3)
     ax.legend()
-    path = os.path.join(out_dir, "via_latency.png")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return plotting.save(plt, fig, out_dir, "via_latency.png")
 
 
 def plot_bandwidth(rows, out_dir):
@@ -120,11 +106,7 @@ def plot_bandwidth(rows, out_dir):
     ax.set_title("VIA bandwidth (paper 001 Fig. 6): 4 receive buffers, credit flow control")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-    path = os.path.join(out_dir, "via_bandwidth.png")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return plotting.save(plt, fig, out_dir, "via_bandwidth.png")
 
 
 def plot_cq(rows, out_dir):
@@ -146,11 +128,7 @@ def plot_cq(rows, out_dir):
     ax.set_ylim(bottom=0)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-    path = os.path.join(out_dir, "via_cq.png")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return plotting.save(plt, fig, out_dir, "via_cq.png")
 
 
 def main():
