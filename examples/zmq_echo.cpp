@@ -23,9 +23,7 @@ int run_server(const std::string& endpoint) {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGHUP, &sa, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
 
   zmq::context_t ctx(1);
   zmq::socket_t rep(ctx, zmq::socket_type::rep);
