@@ -19,11 +19,9 @@ int main(int argc, char** argv) {
       "[-ORB options]";
   return orbx::guarded_main("echo_client", usage, [&]() -> int {
     orbx::OrbArgs oa(argc, argv);
-    oa.add_default("-ORBclientCallTimeOutPeriod", "10000");
-    oa.add_default("-ORBclientConnectTimeOutPeriod", "5000");
-    CORBA::ORB_var orb = CORBA::ORB_init(oa.argc(), oa.argv());
-    int rc = orbx::guarded_main("echo_client", usage, [&]() -> int {
-      orbx::Args args(oa.argc(), oa.argv());
+    orbx::add_client_timeouts(oa, "10000");
+    return orbx::run_with_orb("echo_client", usage, oa, [](CORBA::ORB_ptr orb, int ac, char** av) -> int {
+      orbx::Args args(ac, av);
       uint64_t calls = args.take_u64("--calls", 10000);
       uint64_t warmup = args.take_u64("--warmup", 1000);
       uint64_t size = args.take_u64("--size", 0);
@@ -56,7 +54,5 @@ int main(int argc, char** argv) {
       if (hold > 0) std::this_thread::sleep_for(std::chrono::duration<double>(hold));
       return 0;
     });
-    orb->destroy();
-    return rc;
   });
 }

@@ -102,6 +102,23 @@ inline int guarded_main(const char* prog, const char* usage, const std::function
   }
 }
 
+// The client programs' defaults: a call or a connect that hangs ends in an
+// exception instead, unless the command line sets its own timeout.
+inline void add_client_timeouts(OrbArgs& oa, const char* call_timeout_ms) {
+  oa.add_default("-ORBclientCallTimeOutPeriod", call_timeout_ms);
+  oa.add_default("-ORBclientConnectTimeOutPeriod", "5000");
+}
+
+// Initialises the ORB from `oa`, runs body(orb, argc, argv) on what ORB_init
+// left of the command line, and destroys the ORB however body ends.
+inline int run_with_orb(const char* prog, const char* usage, OrbArgs& oa,
+                        const std::function<int(CORBA::ORB_ptr, int, char**)>& body) {
+  CORBA::ORB_var orb = CORBA::ORB_init(oa.argc(), oa.argv());
+  const int rc = guarded_main(prog, usage, [&]() -> int { return body(orb, oa.argc(), oa.argv()); });
+  orb->destroy();
+  return rc;
+}
+
 // ---------------------------------------------------------------------------
 // Servers: block SIGINT/SIGTERM in every thread (call before ORB_init so the
 // ORB's threads inherit the mask), then wait for one of them synchronously.

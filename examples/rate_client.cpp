@@ -217,13 +217,10 @@ int main(int argc, char** argv) {
   return orbx::guarded_main("rate_client", usage, [&]() -> int {
     orbx::OrbArgs oa(argc, argv);
     oa.add_default("-ORBmaxGIOPConnectionPerServer", "64");
-    oa.add_default("-ORBclientCallTimeOutPeriod", "10000");
-    oa.add_default("-ORBclientConnectTimeOutPeriod", "5000");
-    int sockets_before = count_sockets();
-    CORBA::ORB_var orb = CORBA::ORB_init(oa.argc(), oa.argv());
-    int rc = orbx::guarded_main("rate_client", usage,
-                                [&]() -> int { return run(orb, parse(oa.argc(), oa.argv()), sockets_before); });
-    orb->destroy();
-    return rc;
+    orbx::add_client_timeouts(oa, "10000");
+    const int sockets_before = count_sockets();
+    return orbx::run_with_orb("rate_client", usage, oa, [&](CORBA::ORB_ptr orb, int ac, char** av) {
+      return run(orb, parse(ac, av), sockets_before);
+    });
   });
 }

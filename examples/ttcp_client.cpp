@@ -116,11 +116,8 @@ int main(int argc, char** argv) {
       "ttcp_client IOR --mode oneway|exactly|marshalled --size BYTES --total BYTES [-ORB options]";
   return orbx::guarded_main("ttcp_client", usage, [&]() -> int {
     orbx::OrbArgs oa(argc, argv);
-    oa.add_default("-ORBclientCallTimeOutPeriod", "30000");
-    oa.add_default("-ORBclientConnectTimeOutPeriod", "5000");
-    CORBA::ORB_var orb = CORBA::ORB_init(oa.argc(), oa.argv());
-    int rc = orbx::guarded_main("ttcp_client", usage, [&]() -> int { return run(orb, parse(oa.argc(), oa.argv())); });
-    orb->destroy();
-    return rc;
+    orbx::add_client_timeouts(oa, "30000");
+    return orbx::run_with_orb("ttcp_client", usage, oa,
+                              [](CORBA::ORB_ptr orb, int ac, char** av) { return run(orb, parse(ac, av)); });
   });
 }
