@@ -1,16 +1,16 @@
 // Runs omniTransport engine timers of connections nobody is waiting on: the
 // client's idle acknowledgement timer (paper 002 sect. 4.1: "the only
 // situation in which omniTransport is not single threaded") and a server's
-// retransmissions while no thread is in Recv. One thread per process,
-// sleeping until the earliest due time.
+// retransmissions while no thread is in Recv. One thread per process runs an
+// Asio io_context whose one steady_timer is armed at the earliest due time;
+// schedule() posts to it only for a time earlier than that.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
-#include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
-#include <thread>
 
 namespace clanorb {
 
@@ -35,18 +35,20 @@ class OtpTimerService {
   uint64_t sleeping_until() const;
 
  private:
+  struct Loop;  // the io_context, its alarm and its thread: Asio stays in the .cpp
   OtpTimerService();
-  void run();
+  // On the service thread: runs the clients that are due, then arms the alarm.
+  void run_due();
+  void arm(uint64_t due);
   void unschedule_locked(OtpTimerClient* c);
   mutable std::mutex mu_;
-  std::condition_variable cv_;
   uint64_t notifications_ = 0;
   std::multimap<uint64_t, OtpTimerClient*> due_;
   std::map<OtpTimerClient*, uint64_t> when_;
   uint64_t sleeping_until_ = UINT64_MAX;  // when the thread wakes by itself
   OtpTimerClient* running_ = nullptr;
   std::condition_variable idle_cv_;
-  std::thread thread_;
+  std::unique_ptr<Loop> loop_;
 };
 
 }  // namespace clanorb
