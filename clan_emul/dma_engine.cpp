@@ -1,5 +1,9 @@
 #include "clan_emul/dma_engine.hpp"
 
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+
 #include "clan_emul/aperture.hpp"
 #include "clan_emul/counter.hpp"
 #include "clan_emul/deadline.hpp"
@@ -7,6 +11,26 @@
 #include "clan_emul/spin_wait.hpp"
 
 namespace clan {
+
+namespace asio = boost::asio;
+
+// A wake-up is an empty handler posted to the io_context; the thread blocks
+// in run_one() until one is there. Posted handlers wait in the io_context's
+// queue, so one posted between the engine's last look and its block is not
+// missed (nothing to watch before the look).
+struct DmaEngine::Loop {
+  asio::io_context io{1};  // run by the engine's thread only
+  asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(io);
+  void watch() {}
+  bool block(Deadline) {
+    io.run_one();
+    return true;
+  }
+  void wake() {
+    count_wake_call();
+    asio::post(io, [] {});
+  }
+};
 
 static uint64_t round_pow2(uint32_t n) {
   uint64_t p = 1;
@@ -19,15 +43,15 @@ DmaEngine::DmaEngine(uint32_t depth, std::chrono::nanoseconds spin_budget, bool 
     : slots_(round_pow2(depth < 2 ? 2 : depth)),
       mask_(slots_.size() - 1),
       inline_when_idle_(inline_when_idle),
-      spin_budget_(spin_budget) {
+      spin_budget_(spin_budget),
+      loop_(std::make_unique<Loop>()) {
   for (uint64_t i = 0; i < slots_.size(); ++i) slots_[i].seq.store(i, std::memory_order_relaxed);
   thread_ = std::thread([this] { run(); });
 }
 
 DmaEngine::~DmaEngine() {
   stop_.store(true, std::memory_order_seq_cst);
-  wakeups_.fetch_add(1, std::memory_order_seq_cst);
-  futex_wake_all(&wakeups_);
+  loop_->wake();
   thread_.join();
 }
 
@@ -62,8 +86,10 @@ Errc DmaEngine::submit(const DmaRequest& request) {
 }
 
 void DmaEngine::wake_engine() {
-  wakeups_.fetch_add(1, std::memory_order_seq_cst);
-  futex_wake_all(&wakeups_);
+  // Seq_cst: as in submit(), the engine announces its sleep, then looks at
+  // the queue; a thread that queued looks at the announcement. An engine
+  // that is awake will see the queue: no wake-up to post.
+  if (sleeping_.load(std::memory_order_seq_cst) != 0) loop_->wake();
 }
 
 bool DmaEngine::queued() const {
@@ -120,8 +146,8 @@ void DmaEngine::run() {
     }
     // Idle: spin for the budget, then sleep until a submitter wakes us.
     // Seq_cst loads (queued()): they pair with a submitter's look at sleeping_.
-    spin_then_block([&] { return queued() || stop_.load(std::memory_order_seq_cst); },
-                    spin_budget_.count(), sleeping_, wakeups_, Deadline::never());
+    spin_then_sleep([&] { return queued() || stop_.load(std::memory_order_seq_cst); },
+                    spin_budget_.count(), sleeping_, *loop_, Deadline::never());
   }
 }
 

@@ -5,6 +5,10 @@
 // for requests other threads queued meanwhile (see below), or, with
 // inline_when_idle off, for any request while the thread sleeps.
 //
+// The thread spins for the budget when idle, then blocks in an Asio
+// io_context until a submitter posts a wake-up to it (the fabric's spin
+// policy, spin_wait.hpp, with the io_context as the way to block).
+//
 // Whoever performs requests holds the performer token, so they are performed
 // one at a time, in queue order. While the engine's thread is awake it takes
 // them (the submitter goes on, as with a real DMA engine). While it sleeps,
@@ -65,19 +69,20 @@ class DmaEngine {
   static constexpr uint64_t kAll = UINT64_MAX;
   bool drain(uint64_t upto);
   void wake_engine();
+  struct Loop;  // the io_context the thread blocks in: Asio stays in the .cpp
 
   std::vector<Slot> slots_;
   const uint64_t mask_;
   alignas(64) std::atomic<uint64_t> tail_{0};
   alignas(64) std::atomic<uint64_t> head_{0};
-  alignas(64) std::atomic<uint32_t> wakeups_{0};
-  std::atomic<uint32_t> sleeping_{0};
+  alignas(64) std::atomic<uint32_t> sleeping_{0};
   std::atomic<bool> stop_{false};
   alignas(64) std::atomic<uint32_t> performer_{0};  // 1: someone is performing
   const bool inline_when_idle_;
   std::atomic<uint64_t> performed_{0};
   std::atomic<uint64_t> performed_inline_{0};
   std::chrono::nanoseconds spin_budget_;
+  std::unique_ptr<Loop> loop_;
   std::thread thread_;
 };
 

@@ -28,6 +28,7 @@ bool futex_wait(std::atomic<uint32_t>* word, uint32_t expected, Deadline deadlin
 
 static std::atomic<uint64_t> wake_calls{0};
 uint64_t futex_wake_calls() { return wake_calls.load(std::memory_order_relaxed); }
+void count_wake_call() { wake_calls.fetch_add(1, std::memory_order_relaxed); }
 
 void futex_wake_all(std::atomic<uint32_t>* word) {
   wake_calls.fetch_add(1, std::memory_order_relaxed);

@@ -53,9 +53,21 @@ struct SpinHistory {
 };
 inline thread_local SpinHistory spin_history;
 
-template <class Ready>
-Errc spin_then_block(Ready&& ready, int64_t spin_ns, std::atomic<uint32_t>& sleepers,
-                     std::atomic<uint32_t>& word, Deadline deadline) {
+// How a waiter blocks once announced: the fabric's waits sleep on a futex
+// word, which a producer bumps before its wake-up call. `watch` reads the
+// word before the last look at the state, so a wake-up after that look is
+// not missed; `block` returns false on timeout.
+struct FutexSleep {
+  std::atomic<uint32_t>& word;
+  uint32_t seen = 0;
+  void watch() { seen = word.load(std::memory_order_seq_cst); }
+  bool block(Deadline deadline) { return futex_wait(&word, seen, deadline); }
+};
+
+// spin_then_block with another way to block (a `Sleep` like FutexSleep).
+template <class Ready, class Sleep>
+Errc spin_then_sleep(Ready&& ready, int64_t spin_ns, std::atomic<uint32_t>& sleepers,
+                     Sleep& sleep, Deadline deadline) {
   if (ready()) return Errc::kOk;
   if (deadline.expired()) return Errc::kTimeout;  // a poll: no spinning
   const uint64_t budget = static_cast<uint64_t>(spin_ns > 0 ? spin_ns : 0);
@@ -87,13 +99,13 @@ Errc spin_then_block(Ready&& ready, int64_t spin_ns, std::atomic<uint32_t>& slee
   };
   for (;;) {
     sleepers.fetch_add(1, std::memory_order_seq_cst);
-    const uint32_t seen = word.load(std::memory_order_seq_cst);
+    sleep.watch();
     if (ready()) {
       sleepers.fetch_sub(1, std::memory_order_seq_cst);
       judge();
       return Errc::kOk;
     }
-    const bool woke = futex_wait(&word, seen, deadline);
+    const bool woke = sleep.block(deadline);
     sleepers.fetch_sub(1, std::memory_order_seq_cst);
     if (ready()) {
       judge();
@@ -104,6 +116,13 @@ Errc spin_then_block(Ready&& ready, int64_t spin_ns, std::atomic<uint32_t>& slee
       return Errc::kTimeout;
     }
   }
+}
+
+template <class Ready>
+Errc spin_then_block(Ready&& ready, int64_t spin_ns, std::atomic<uint32_t>& sleepers,
+                     std::atomic<uint32_t>& word, Deadline deadline) {
+  FutexSleep sleep{word};
+  return spin_then_sleep(ready, spin_ns, sleepers, sleep, deadline);
 }
 
 // The producer side: call after publishing the new state.
