@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Prints the transport table at the top of README.md from a comparison's
-results:
+"""Prints the two tables of README.md that hold figures, the transport table
+at its top and the one under "Figures", from a comparison's results:
 
   readme_headline.py RESULTS_DIR
 
@@ -48,10 +48,40 @@ def headline(data):
     return "\n".join(lines)
 
 
+# The transports of the "Figures" table, in its order.
+FIGURE_ROWS = ["tcp", "unix", "clan", "otp", "via"]
+
+
+def rate(data, transport, clients):
+    for r in data.get("rate", []):
+        if r["transport"] == transport and r["mode"] == "tpc" and r["clients"] == clients:
+            return f"{r['requests_per_s']:,.0f}"
+    return ""
+
+
+def figures(data):
+    """README's "Figures" table: thread per connection, echo in µs, requests/s."""
+    echo = data.get("echo", {})
+    tcp = echo.get("tcp/tpc")
+    lines = ["| transport | echo p50 | echo p99 | p50 against tcp | requests/s, 1 client | requests/s, 4 clients |",
+             "|---|---|---|---|---|---|"]
+    for t in FIGURE_ROWS:
+        e = echo.get(f"{t}/tpc")
+        if not e:
+            continue
+        against = f"{e['p50_us'] / tcp['p50_us']:.3g}x" if tcp else ""
+        lines.append(f"| {t} | {e['p50_us']:.3g} | {e['p99_us']:.4g} | {against} | {rate(data, t, 1)} | "
+                     f"{rate(data, t, 4)} |")
+    return "\n".join(lines)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    print(headline(load(sys.argv[1])))
+    data = load(sys.argv[1])
+    print(headline(data))
+    print()
+    print(figures(data))
 
 
 if __name__ == "__main__":
