@@ -33,7 +33,7 @@ namespace {
 using namespace clan;
 using namespace std::chrono_literals;
 
-// Mirrors datagram_link.cpp's wire, as a peer must.
+// Mirrors the link's wire (clan_emul/datagram_link_frame.hpp), as a peer must.
 constexpr uint32_t kData = 0x4c44a7a1, kAck = 0x4c44ac4b, kProbe = 0x4c44960b;
 struct LinkHeader {
   uint32_t type, credit;

@@ -119,7 +119,7 @@ class Measures:
         """(transports needed, value or values by id, text) of a verdict row."""
         rows = {
             "clan_echo_over_tcp": lambda: self.echo_ratio("clan", "tcp", 3),
-            "clan_echo_over_unix": lambda: self.echo_ratio("clan", "unix", 3),
+            "unix_echo_over_clan": lambda: self.echo_ratio("unix", "clan", None),
             "clan_rate4_over_tcp": lambda: self.ratio_text("clan", "tcp", self.rate("clan", 4),
                                                            self.rate("tcp", 4), "req/s"),
             "clan_ttcp_exactly_64k_over_tcp": lambda: self.ratio_text(

@@ -1,6 +1,6 @@
 // A loopback microbenchmark of the PIO data path, hidden from the default
 // run (`via_tests "[.bench]"`): what a 0-byte message costs in software,
-// with both VIs in this process and one thread doing bench_via's ping-pong
+// with both VIs in this process and one thread doing bench_via_latency's ping-pong
 // steps (post send, VipRecvWait, repost, VipSendWait), each call timed.
 // Prints figures; asserts only that every message arrives.
 #include <catch2/catch.hpp>
