@@ -9,7 +9,7 @@
 namespace clan {
 
 DmaStream::DmaStream(Nic& nic, EventQueue* queue, uint64_t user)
-    : engine_(nic.dma()), queue_(queue), spin_ns_(nic.spin_budget().count()) {
+    : engine_(nic.dma()), queue_(queue), policy_{nic.wait_mode(), nic.spin_budget().count(), nullptr} {
   if (queue_) {
     auto s = queue_->add_source(user);
     if (s) {
@@ -63,7 +63,7 @@ void DmaStream::complete(uint64_t ticket, Errc result) {
 }
 
 Errc DmaStream::wait(uint64_t ticket, Deadline deadline) const {
-  return spin_then_block([&] { return done(ticket); }, spin_ns_, sleepers_, wakeups_, deadline);
+  return wait_on_word([&] { return done(ticket); }, policy_, sleepers_, wakeups_, deadline);
 }
 
 }  // namespace clan

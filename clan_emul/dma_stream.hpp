@@ -13,6 +13,7 @@
 
 #include "clan_emul/deadline.hpp"
 #include "clan_emul/error.hpp"
+#include "clan_emul/spin_wait.hpp"
 
 namespace clan {
 
@@ -52,7 +53,7 @@ class DmaStream {
   DmaEngine& engine_;
   EventQueue* queue_;
   uint32_t source_ = 0;
-  int64_t spin_ns_;
+  WaitPolicy policy_;  // the NIC's mode and budget; its producer is the DMA engine
   uint64_t submitted_ = 0;
   alignas(64) std::atomic<uint64_t> completed_{0};
   mutable std::atomic<uint32_t> wakeups_{0};  // futex word of waiters

@@ -4,6 +4,7 @@
 
 #include "clan_emul/error_detail.hpp"
 #include "clan_emul/nic.hpp"
+#include "clan_emul/runner.hpp"
 #include "clan_emul/spin_wait.hpp"
 
 namespace clan {
@@ -15,6 +16,7 @@ EventQueue& EventQueue::operator=(EventQueue&& o) noexcept {
     if (nic_) nic_->release_queue(index_);
     nic_ = std::exchange(o.nic_, nullptr);
     index_ = o.index_;
+    mode_ = o.mode_;
     sources_ = std::move(o.sources_);
   }
   return *this;
@@ -54,6 +56,7 @@ void EventQueue::post(const NicView& view, uint32_t queue, uint32_t source) {
   if (queue >= view.max_queues || source >= view.queue_capacity) return;
   EventQueueHeader* h = view.queue(queue);
   if (h->in_use.load(std::memory_order_acquire) == 0) return;
+  note_producer(view.queue_producer(queue));
   if (view.queue_pending(queue)[source].exchange(1, std::memory_order_acq_rel) != 0) return;
   const uint32_t pos = h->tail.fetch_add(1, std::memory_order_acq_rel);
   EventSlot& slot = view.queue_slots(queue)[pos & (view.queue_capacity - 1)];
@@ -88,8 +91,8 @@ std::optional<EventQueue::Event> EventQueue::poll() {
 Result<EventQueue::Event> EventQueue::wait(Deadline deadline) {
   std::optional<Event> got;
   EventQueueHeader* h = nic_->view().queue(index_);
-  Errc e = spin_then_block([&] { return (got = poll()).has_value(); },
-                           nic_->spin_budget().count(), h->sleepers, h->wakeups, deadline);
+  const WaitPolicy policy{mode_, nic_->spin_budget().count(), nic_->view().queue_producer(index_)};
+  Errc e = wait_on_word([&] { return (got = poll()).has_value(); }, policy, h->sleepers, h->wakeups, deadline);
   if (e != Errc::kOk) return e;
   return *got;
 }

@@ -17,6 +17,7 @@
 #include "clan_emul/deadline.hpp"
 #include "clan_emul/error.hpp"
 #include "clan_emul/nic_layout.hpp"
+#include "clan_emul/wait_mode.hpp"
 
 namespace clan {
 
@@ -41,8 +42,14 @@ class EventQueue {
   void notify(uint32_t source);
   // Dequeues one event if there is one.
   std::optional<Event> poll();
-  // Waits for an event: spins for the NIC's spin budget, then sleeps.
+  // Waits for an event in its wait mode (the NIC's unless set): adaptive
+  // spins for the NIC's spin budget while the thread that posted last runs
+  // on another CPU, then sleeps.
   Result<Event> wait(Deadline deadline);
+  // Its waits follow `mode` from now on (not thread-safe against a
+  // concurrent wait).
+  void set_wait_mode(WaitMode mode) { mode_ = mode; }
+  WaitMode wait_mode() const { return mode_; }
 
   uint32_t index() const { return index_; }
   bool valid() const { return nic_ != nullptr; }
@@ -64,6 +71,7 @@ class EventQueue {
   };
   Nic* nic_ = nullptr;
   uint32_t index_ = 0;
+  WaitMode mode_ = WaitMode::kAdaptive;
   std::unique_ptr<Sources> sources_;
 };
 

@@ -27,11 +27,16 @@ bool futex_wait(std::atomic<uint32_t>* word, uint32_t expected, Deadline deadlin
 }
 
 static std::atomic<uint64_t> wake_calls{0};
+static thread_local uint64_t thread_wake_calls = 0;
 uint64_t futex_wake_calls() { return wake_calls.load(std::memory_order_relaxed); }
-void count_wake_call() { wake_calls.fetch_add(1, std::memory_order_relaxed); }
+uint64_t futex_thread_wake_calls() { return thread_wake_calls; }
+void count_wake_call() {
+  wake_calls.fetch_add(1, std::memory_order_relaxed);
+  ++thread_wake_calls;
+}
 
 void futex_wake_all(std::atomic<uint32_t>* word) {
-  wake_calls.fetch_add(1, std::memory_order_relaxed);
+  count_wake_call();
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 

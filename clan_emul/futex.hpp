@@ -19,6 +19,9 @@ void futex_wake_all(std::atomic<uint32_t>* word);
 // How many wake-up system calls this process has made (for tests that check
 // the write path stays free of system calls when nobody sleeps).
 uint64_t futex_wake_calls();
+// How many of those the calling thread made: the adaptive wait takes a
+// change as a sign that this thread just woke the thread that will answer it.
+uint64_t futex_thread_wake_calls();
 // Counts a wake-up made another way (a handler posted to a sleeping thread's
 // io_context, itself a futex wake inside), so that futex_wake_calls() counts
 // every wake-up this process makes.

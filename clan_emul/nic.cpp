@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "clan_emul/aperture.hpp"
 #include "clan_emul/decimal.hpp"
@@ -13,6 +14,7 @@
 #include "clan_emul/error_detail.hpp"
 #include "clan_emul/event_queue.hpp"
 #include "clan_emul/region.hpp"
+#include "clan_emul/runner.hpp"
 #include "clan_emul/tripwire.hpp"
 
 namespace clan {
@@ -34,6 +36,34 @@ static bool power_of_two(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 Nic::Nic(NicConfig config) : config_(std::move(config)) {}
 
+// CLAN_SPIN_NS and CLAN_WAIT_MODE, when set, override the configuration for
+// every NIC of the process. Empty is unset, as for CLAN_RUNTIME_DIR.
+static Errc apply_environment(NicConfig& config) {
+  if (const char* spin = std::getenv("CLAN_SPIN_NS"); spin && *spin) {
+    const ParsedValue v = parse_decimal(spin);
+    if (v.problem != ValueProblem::kNone || v.value > kMaxSpinNs) {
+      return set_error(Errc::kInvalidArgument, 0,
+                       "CLAN_SPIN_NS='%s' %s; it takes 0 to %llu nanoseconds, in decimal digits", spin,
+                       v.problem != ValueProblem::kNone ? describe(v.problem) : "is out of range",
+                       static_cast<unsigned long long>(kMaxSpinNs));
+    }
+    config.spin_budget = std::chrono::nanoseconds(v.value);
+  }
+  if (static_cast<unsigned>(config.wait_mode) > static_cast<unsigned>(WaitMode::kBlock)) {
+    return set_error(Errc::kInvalidArgument, 0, "NIC '%s': wait mode %u is not one of %s", config.name.c_str(),
+                     static_cast<unsigned>(config.wait_mode), kWaitModeWords);
+  }
+  if (const char* mode = std::getenv("CLAN_WAIT_MODE"); mode && *mode) {
+    const std::optional<WaitMode> m = parse_wait_mode(mode);
+    if (!m) {
+      return set_error(Errc::kInvalidArgument, 0, "CLAN_WAIT_MODE='%s' is not a wait mode; it takes %s", mode,
+                       kWaitModeWords);
+    }
+    config.wait_mode = *m;
+  }
+  return Errc::kOk;
+}
+
 Result<std::unique_ptr<Nic>> Nic::open(NicConfig config) {
   clear_error();
   if (config.max_regions == 0 || config.max_regions > kMaxRegionsLimit ||
@@ -49,17 +79,8 @@ Result<std::unique_ptr<Nic>> Nic::open(NicConfig config) {
     return set_error(Errc::kInvalidArgument, 0, "NIC name '%s' is %zu characters; 1 to %zu allowed",
                      config.name.c_str(), config.name.size(), sizeof NicHeader::name - 1);
   }
-  // Empty is unset, as for CLAN_RUNTIME_DIR.
-  if (const char* spin = std::getenv("CLAN_SPIN_NS"); spin && *spin) {
-    const ParsedValue v = parse_decimal(spin);
-    if (v.problem != ValueProblem::kNone || v.value > kMaxSpinNs) {
-      return set_error(Errc::kInvalidArgument, 0,
-                       "CLAN_SPIN_NS='%s' %s; it takes 0 to %llu nanoseconds, in decimal digits", spin,
-                       v.problem != ValueProblem::kNone ? describe(v.problem) : "is out of range",
-                       static_cast<unsigned long long>(kMaxSpinNs));
-    }
-    config.spin_budget = std::chrono::nanoseconds(v.value);
-  }
+  if (Errc e = apply_environment(config); e != Errc::kOk) return e;
+  runner_table_open();
   std::unique_ptr<Nic> nic(new Nic(std::move(config)));
   const NicConfig& c = nic->config_;
   uint64_t id = random_u64();
@@ -326,7 +347,8 @@ Result<Tripwire> Nic::arm_tripwire(const Region& region, size_t offset, EventQue
   tw.slot_ = t;
   tw.queue_ = queue;
   tw.source_ = source;
-  tw.spin_ns_ = config_.spin_budget.count();
+  view_.tripwire_producer(index)->store(0, std::memory_order_relaxed);  // its last owner's producer
+  tw.policy_ = WaitPolicy{config_.wait_mode, config_.spin_budget.count(), view_.tripwire_producer(index)};
   return tw;
 }
 
@@ -377,6 +399,8 @@ Result<EventQueue> Nic::create_event_queue() {
   EventQueue q;
   q.nic_ = this;
   q.index_ = index;
+  q.mode_ = config_.wait_mode;
+  view_.queue_producer(index)->store(0, std::memory_order_relaxed);
   q.sources_ = std::make_unique<EventQueue::Sources>(cap);
   for (uint32_t i = cap; i-- > 0;) q.sources_->free.push_back(i);
   return q;

@@ -20,6 +20,7 @@
 #include "clan_emul/error.hpp"
 #include "clan_emul/nic_layout.hpp"
 #include "clan_emul/shared_memory.hpp"
+#include "clan_emul/wait_mode.hpp"
 
 namespace clan {
 
@@ -48,6 +49,9 @@ struct NicConfig {
   // Longer than a futex wake-up here (~25 us): a shorter budget lets two
   // ping-ponging sides both fall asleep on every exchange and stay there.
   std::chrono::nanoseconds spin_budget = std::chrono::microseconds(50);
+  // How every wait of this NIC goes: poll, block or adaptive (wait_mode.hpp;
+  // a tripwire or event queue may be set otherwise). CLAN_WAIT_MODE overrides it.
+  WaitMode wait_mode = WaitMode::kAdaptive;
 };
 // The longest spin budget accepted (CLAN_SPIN_NS, -ORBclanSpinNs): a spin of
 // more than a second is a mistake, not a tuning.
@@ -71,6 +75,7 @@ class Nic {
   const NicConfig& config() const { return config_; }
   uint64_t id() const { return view_.header()->nic_id; }
   std::chrono::nanoseconds spin_budget() const { return config_.spin_budget; }
+  WaitMode wait_mode() const { return config_.wait_mode; }
 
   // Exports a new zero-filled region of `bytes` bytes (rounded up to pages).
   Result<Region> export_region(size_t bytes);

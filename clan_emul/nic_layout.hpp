@@ -4,7 +4,8 @@
 // tripwire CAM lookup, event delivery) runs in the writer's process.
 //
 // Layout: NicHeader | RegionSlot[max_regions] | TripwireSlot[max_tripwires] |
-//         EventQueue[max_event_queues] (each: EventQueueHeader + slots + pending flags)
+//         EventQueue[max_event_queues] (each: EventQueueHeader + slots + pending flags) |
+//         producer words: uint32_t[max_tripwires + max_event_queues]
 // Peers recompute the layout from the header's counts and check it against the
 // segment's real size (fstat), so a corrupt header cannot send them out of bounds.
 #pragma once
@@ -85,6 +86,7 @@ struct NicLayout {
   size_t tripwires_off;
   size_t queues_off;
   size_t queue_stride;
+  size_t producers_off;  // the thread id that last fired each tripwire / posted to each queue
   size_t total;
 
   static NicLayout compute(uint32_t max_regions, uint32_t max_tripwires, uint32_t max_queues,
@@ -96,7 +98,8 @@ struct NicLayout {
     l.queue_stride = up(sizeof(EventQueueHeader) + sizeof(EventSlot) * queue_capacity +
                         sizeof(std::atomic<uint8_t>) * queue_capacity);
     l.queues_off = l.tripwires_off + up(sizeof(TripwireSlot) * max_tripwires);
-    l.total = l.queues_off + l.queue_stride * max_queues;
+    l.producers_off = l.queues_off + l.queue_stride * max_queues;
+    l.total = l.producers_off + up(sizeof(std::atomic<uint32_t>) * (size_t{max_tripwires} + max_queues));
     return l;
   }
 };
@@ -123,6 +126,13 @@ struct NicView {
   std::atomic<uint8_t>* queue_pending(uint32_t i) const {
     return reinterpret_cast<std::atomic<uint8_t>*>(queue_slots(i) + queue_capacity);
   }
+  // Where the thread that fires tripwire i (posts to queue i) leaves its id
+  // for the adaptive wait (runner.hpp); beside the entries rather than in
+  // them, so that a firing writes it only when the producer changes.
+  std::atomic<uint32_t>* tripwire_producer(uint32_t i) const {
+    return reinterpret_cast<std::atomic<uint32_t>*>(base + layout.producers_off) + i;
+  }
+  std::atomic<uint32_t>* queue_producer(uint32_t i) const { return tripwire_producer(max_tripwires + i); }
 };
 
 }  // namespace clan

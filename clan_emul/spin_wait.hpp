@@ -1,15 +1,27 @@
-// Spin-then-block: the one waiting policy of the fabric. Spin (no system
-// call) for a bounded budget while the answer is likely to come from another
-// core within a cache-line round trip; then announce the sleep, re-check and
-// sleep on a futex word. A producer changes the state, bumps the word, and
-// makes the wake-up system call only if it sees a sleeper announced. Both
-// sides use seq_cst, so either the producer sees the sleeper or the sleeper
-// sees the new state.
+// The fabric's waits (paper 004 sect. 3.3): each follows a WaitMode
+// (wait_mode.hpp). poll spins until the state is ready or the deadline;
+// block announces the sleep at once; adaptive spins for a bounded budget
+// while the answer is likely to come from another core within a cache-line
+// round trip, then announces the sleep, re-checks and sleeps on a futex
+// word. A producer changes the state, bumps the word, and makes the wake-up
+// system call only if it sees a sleeper announced. Both sides use seq_cst,
+// so either the producer sees the sleeper or the sleeper sees the new state.
 //
-// Spinning pays only while the producer is running on another CPU. When
-// more threads wait than there are CPUs, the producer is usually queued
-// behind the spinners, every spin runs out, and the spinning takes the CPU
-// the producers need. So each thread remembers how its recent waits ended:
+// Spinning pays only while the producer is running on another CPU. The
+// adaptive wait reads where the thread that will answer runs (runner.hpp:
+// the producer leaves its thread id beside the tripwire or event queue, and
+// publishes its CPU, or that it sleeps, in the host's runner table). It
+// spins only while that thread is marked running on a CPU other than the
+// waiter's, or while it is asleep just after this thread woke somebody (it
+// is on its way: the waiter yields once, in case the kernel queued it on
+// this CPU); otherwise it sleeps at once. The waiter looks again every few
+// dozen spins, so a producer that goes to sleep or lands on the waiter's CPU
+// ends the spin early.
+//
+// Where no producer is known, the thread's history decides. When more
+// threads wait than there are CPUs, the producer is usually queued behind
+// the spinners, every spin runs out, and the spinning takes the CPU the
+// producers need. So each thread remembers how its recent waits ended:
 // after two in a row whose spin ran out, whose sleep then lasted more than
 // twice the budget, and during which the thread itself queued for a CPU for
 // longer than the budget (the scheduler's run delay: the CPUs are
@@ -25,6 +37,8 @@
 // too, and every exchange pays two wake-ups.
 #pragma once
 
+#include <sched.h>
+
 #include <atomic>
 #include <cstdint>
 
@@ -32,6 +46,8 @@
 #include "clan_emul/error.hpp"
 #include "clan_emul/futex.hpp"
 #include "clan_emul/run_delay.hpp"
+#include "clan_emul/runner.hpp"
+#include "clan_emul/wait_mode.hpp"
 
 namespace clan {
 
@@ -39,8 +55,13 @@ namespace clan {
 struct SpinHistory {
   uint32_t misses = 0;  // consecutive waits answered long after the budget
   uint32_t waits = 0;   // waits since spinning was last given up on (for probes)
+  // futex_thread_wake_calls() when this thread's last wait ended: a change
+  // means it woke somebody since (likely the producer of this wait).
+  uint64_t wakes_seen = 0;
   // This thread's run delay (see run_delay.hpp); tests substitute a script.
   uint64_t (*run_delay_ns)() = &thread_run_delay_ns;
+  // Where a producer runs (see runner.hpp); tests substitute a script.
+  ProducerState (*producer_state)(uint32_t tid) = &runner_state;
   static constexpr uint32_t kMissesBeforeSleeping = 2;
   static constexpr uint32_t kProbeEvery = 8;
   bool should_spin() { return misses < kMissesBeforeSleeping || ++waits % kProbeEvery == 0; }
@@ -53,6 +74,52 @@ struct SpinHistory {
 };
 inline thread_local SpinHistory spin_history;
 
+// How a wait goes: its mode, its spin budget and, for the adaptive mode,
+// where its producer leaves its thread id (nullptr: unknown).
+struct WaitPolicy {
+  WaitMode mode = WaitMode::kAdaptive;
+  int64_t spin_ns = 0;
+  const std::atomic<uint32_t>* producer = nullptr;
+};
+
+// Whether an adaptive waiter spins on, from what it knows of its producer.
+// `woke`: this thread woke somebody since its last wait.
+inline bool producer_may_answer(const SpinHistory& history, const std::atomic<uint32_t>* producer,
+                                bool woke) {
+  const uint32_t tid = producer ? producer->load(std::memory_order_relaxed) : 0;
+  if (tid == 0) return true;
+  switch (history.producer_state(tid)) {
+    case ProducerState::kRunningHere: return false;
+    case ProducerState::kAsleep: return woke;
+    case ProducerState::kUnknown:
+    case ProducerState::kRunningElsewhere: break;
+  }
+  return true;
+}
+
+// Spins until ready() (true), or until the budget, the deadline or the
+// producer's state (adaptive) says to stop (false).
+template <class Ready>
+bool spin_for(Ready& ready, const WaitPolicy& policy, uint64_t budget, Deadline deadline, bool woke) {
+  const bool adaptive = policy.mode == WaitMode::kAdaptive;
+  const uint64_t spin_until = adaptive ? now_ns() + budget : 0;
+  for (uint32_t n = 1;; ++n) {
+    cpu_relax();
+    if (ready()) return true;
+    if ((n & 63) != 0) continue;
+    if (deadline.expired()) return false;
+    if (!adaptive) continue;  // a poll spins until the deadline
+    if (now_ns() >= spin_until) return false;
+    if (!producer_may_answer(spin_history, policy.producer, woke)) return false;
+  }
+}
+
+// Waits until ready() holds, following `policy`; blocks with `sleep` (a
+// `Sleep` like FutexSleep below) once announced in `sleepers`.
+template <class Ready, class Sleep>
+Errc wait_until(Ready&& ready, const WaitPolicy& policy, std::atomic<uint32_t>& sleepers, Sleep& sleep,
+                Deadline deadline);
+
 // How a waiter blocks once announced: the fabric's waits sleep on a futex
 // word, which a producer bumps before its wake-up call. `watch` reads the
 // word before the last look at the state, so a wake-up after that look is
@@ -64,39 +131,11 @@ struct FutexSleep {
   bool block(Deadline deadline) { return futex_wait(&word, seen, deadline); }
 };
 
-// spin_then_block with another way to block (a `Sleep` like FutexSleep).
-template <class Ready, class Sleep>
-Errc spin_then_sleep(Ready&& ready, int64_t spin_ns, std::atomic<uint32_t>& sleepers,
-                     Sleep& sleep, Deadline deadline) {
-  if (ready()) return Errc::kOk;
-  if (deadline.expired()) return Errc::kTimeout;  // a poll: no spinning
-  const uint64_t budget = static_cast<uint64_t>(spin_ns > 0 ? spin_ns : 0);
-  SpinHistory& history = spin_history;
-  const bool spin = budget > 0 && history.should_spin();
-  if (spin) {
-    const uint64_t spin_until = now_ns() + budget;
-    for (uint32_t n = 1;; ++n) {
-      cpu_relax();
-      if (ready()) {
-        history.answered_in_time();
-        return Errc::kOk;
-      }
-      if ((n & 63) == 0 && (now_ns() >= spin_until || deadline.expired())) break;
-    }
-  }
-  // Read only once the spin ran out: the sleep costs system calls anyway.
-  const uint64_t slept_at = spin ? now_ns() : 0;
-  const uint64_t queued_before = spin ? history.run_delay_ns() : 0;
-  // Called once a wait that spun is answered (or timed out) after sleeping.
-  auto judge = [&] {
-    if (!spin) return;
-    const uint64_t queued_after = now_ns() - slept_at > 2 * budget ? history.run_delay_ns() : 0;
-    if (queued_after > queued_before && queued_after - queued_before > budget) {
-      history.answered_late();
-    } else {
-      history.answered_in_time();
-    }
-  };
+// Announces the sleep, re-checks and sleeps until ready() or the deadline;
+// `judge` is called once, when the wait ends.
+template <class Ready, class Sleep, class Judge>
+Errc announce_and_sleep(Ready& ready, std::atomic<uint32_t>& sleepers, Sleep& sleep, Deadline deadline,
+                        Judge&& judge) {
   for (;;) {
     sleepers.fetch_add(1, std::memory_order_seq_cst);
     sleep.watch();
@@ -105,7 +144,9 @@ Errc spin_then_sleep(Ready&& ready, int64_t spin_ns, std::atomic<uint32_t>& slee
       judge();
       return Errc::kOk;
     }
+    runner_asleep();
     const bool woke = sleep.block(deadline);
+    runner_running();
     sleepers.fetch_sub(1, std::memory_order_seq_cst);
     if (ready()) {
       judge();
@@ -118,11 +159,76 @@ Errc spin_then_sleep(Ready&& ready, int64_t spin_ns, std::atomic<uint32_t>& slee
   }
 }
 
+// Whether an adaptive wait spins at all, yielding once to a producer this
+// thread just woke (the kernel may have queued it on this CPU).
+inline bool adaptive_should_spin(SpinHistory& history, const WaitPolicy& policy, uint64_t budget,
+                                 bool woke) {
+  if (budget == 0 || !history.should_spin()) return false;
+  if (!producer_may_answer(history, policy.producer, woke)) return false;
+  if (woke && policy.producer && history.producer_state(policy.producer->load(std::memory_order_relaxed)) ==
+                                     ProducerState::kAsleep) {
+    ::sched_yield();
+    return producer_may_answer(history, policy.producer, woke);
+  }
+  return true;
+}
+
+template <class Ready, class Sleep>
+Errc wait_until(Ready&& ready, const WaitPolicy& policy, std::atomic<uint32_t>& sleepers, Sleep& sleep,
+                Deadline deadline) {
+  if (ready()) return Errc::kOk;
+  if (deadline.expired()) return Errc::kTimeout;  // a poll: no spinning
+  runner_running();
+  SpinHistory& history = spin_history;
+  const uint64_t wakes = futex_thread_wake_calls();
+  const bool woke = wakes != history.wakes_seen;
+  history.wakes_seen = wakes;
+  if (policy.mode == WaitMode::kPoll) {
+    return spin_for(ready, policy, 0, deadline, woke) ? Errc::kOk : Errc::kTimeout;
+  }
+  const uint64_t budget = static_cast<uint64_t>(policy.spin_ns > 0 ? policy.spin_ns : 0);
+  const bool spin = policy.mode == WaitMode::kAdaptive && adaptive_should_spin(history, policy, budget, woke);
+  if (spin && spin_for(ready, policy, budget, deadline, woke)) {
+    history.answered_in_time();
+    return Errc::kOk;
+  }
+  // Read only once the spin ran out: the sleep costs system calls anyway.
+  const uint64_t slept_at = spin ? now_ns() : 0;
+  const uint64_t queued_before = spin ? history.run_delay_ns() : 0;
+  // Called once a wait that spun is answered (or timed out) after sleeping.
+  auto judge = [&] {
+    history.wakes_seen = futex_thread_wake_calls();
+    if (!spin) return;
+    const uint64_t queued_after = now_ns() - slept_at > 2 * budget ? history.run_delay_ns() : 0;
+    if (queued_after > queued_before && queued_after - queued_before > budget) {
+      history.answered_late();
+    } else {
+      history.answered_in_time();
+    }
+  };
+  return announce_and_sleep(ready, sleepers, sleep, deadline, judge);
+}
+
+// The adaptive wait with another way to block (a `Sleep` like FutexSleep),
+// and no producer known.
+template <class Ready, class Sleep>
+Errc spin_then_sleep(Ready&& ready, int64_t spin_ns, std::atomic<uint32_t>& sleepers, Sleep& sleep,
+                     Deadline deadline) {
+  return wait_until(ready, WaitPolicy{WaitMode::kAdaptive, spin_ns, nullptr}, sleepers, sleep, deadline);
+}
+
+// Waits on a futex word (the fabric's tripwires, event queues, DMA streams).
+template <class Ready>
+Errc wait_on_word(Ready&& ready, const WaitPolicy& policy, std::atomic<uint32_t>& sleepers,
+                  std::atomic<uint32_t>& word, Deadline deadline) {
+  FutexSleep sleep{word};
+  return wait_until(ready, policy, sleepers, sleep, deadline);
+}
+
 template <class Ready>
 Errc spin_then_block(Ready&& ready, int64_t spin_ns, std::atomic<uint32_t>& sleepers,
                      std::atomic<uint32_t>& word, Deadline deadline) {
-  FutexSleep sleep{word};
-  return spin_then_sleep(ready, spin_ns, sleepers, sleep, deadline);
+  return wait_on_word(ready, WaitPolicy{WaitMode::kAdaptive, spin_ns, nullptr}, sleepers, word, deadline);
 }
 
 // The producer side: call after publishing the new state.

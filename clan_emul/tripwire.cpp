@@ -4,10 +4,14 @@
 
 #include "clan_emul/event_queue.hpp"
 #include "clan_emul/nic.hpp"
+#include "clan_emul/runner.hpp"
 
 namespace clan {
 
 void fire_tripwire(const NicView& view, TripwireSlot* slot) {
+  // Its waiters spin only while the thread that answers them runs elsewhere.
+  note_producer(view.tripwire_producer(static_cast<uint32_t>(slot - view.tripwire(0))));
+  runner_running();
   // The increment orders the write that fired us before the sleeper check
   // (it is a full barrier), pairing with the waiter's announce-then-recheck.
   slot->fired.fetch_add(1, std::memory_order_seq_cst);
@@ -27,7 +31,7 @@ Tripwire& Tripwire::operator=(Tripwire&& o) noexcept {
     slot_ = o.slot_;
     queue_ = o.queue_;
     source_ = o.source_;
-    spin_ns_ = o.spin_ns_;
+    policy_ = o.policy_;
   }
   return *this;
 }

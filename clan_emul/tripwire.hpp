@@ -9,8 +9,9 @@
 
 #include "clan_emul/deadline.hpp"
 #include "clan_emul/error.hpp"
-#include "clan_emul/spin_wait.hpp"
 #include "clan_emul/nic_layout.hpp"
+#include "clan_emul/spin_wait.hpp"
+#include "clan_emul/wait_mode.hpp"
 
 namespace clan {
 
@@ -29,13 +30,19 @@ class Tripwire {
 
   // How many times it has fired (wraps at 2^32).
   uint32_t fired() const { return slot_->fired.load(std::memory_order_acquire); }
-  // Waits until ready() holds: spins for the NIC's spin budget, then sleeps
-  // until a firing (or poke()) and checks again. ready() must read the state
-  // the tripwire guards, so that no firing can be missed.
+  // Waits until ready() holds, in its wait mode (the NIC's unless set):
+  // adaptive spins for the NIC's spin budget while the thread that fired it
+  // last runs on another CPU, then sleeps until a firing (or poke()) and
+  // checks again. ready() must read the state the tripwire guards, so that
+  // no firing can be missed.
   template <class Ready>
   Errc wait(Ready ready, Deadline deadline) const;
   // Threads announced as sleeping on it (for tests of the blocking path).
   uint32_t sleepers() const { return slot_->sleepers.load(std::memory_order_acquire); }
+  // This tripwire's waits follow `mode` from now on (not thread-safe against
+  // a concurrent wait).
+  void set_wait_mode(WaitMode mode) { policy_.mode = mode; }
+  WaitMode wait_mode() const { return policy_.mode; }
   // Directs firings into `queue` as `source` from now on (nullptr: no queue).
   // The caller owns that source. Cheap: two atomic stores.
   void set_queue(EventQueue* queue, uint32_t source);
@@ -59,12 +66,12 @@ class Tripwire {
   TripwireSlot* slot_ = nullptr;
   EventQueue* queue_ = nullptr;
   uint32_t source_ = 0;
-  int64_t spin_ns_ = 0;
+  WaitPolicy policy_;
 };
 
 template <class Ready>
 Errc Tripwire::wait(Ready ready, Deadline deadline) const {
-  return spin_then_block(ready, spin_ns_, slot_->sleepers, slot_->fired, deadline);
+  return wait_on_word(ready, policy_, slot_->sleepers, slot_->fired, deadline);
 }
 
 }  // namespace clan

@@ -1,0 +1,300 @@
+// Wait modes (clan_emul/wait_mode.hpp, paper 004 sect. 3.3): poll never
+// sleeps, block never spins, adaptive spins only while the thread that will
+// answer runs on another CPU. The producer's state is scripted here (the
+// history's producer-state source), the runner table itself checked on its
+// own, and the modes reach tripwires and event queues from the NIC's
+// configuration and from CLAN_WAIT_MODE.
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "clan_emul/aperture.hpp"
+#include "clan_emul/error_detail.hpp"
+#include "clan_emul/event_queue.hpp"
+#include "clan_emul/nic.hpp"
+#include "clan_emul/region.hpp"
+#include "clan_emul/runner.hpp"
+#include "clan_emul/spin_wait.hpp"
+#include "clan_emul/tripwire.hpp"
+
+using namespace clan;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr int64_t kLongBudgetNs = 10'000'000'000;  // a spin that never runs out by itself here
+
+// One wait on a word nobody wakes, in `mode`: ready() turns true at its
+// `answer_at`-th call (0: never). Records whether a sleep was ever announced.
+struct Outcome {
+  Errc result;
+  int looks;
+  bool announced;
+  bool spun() const { return looks > 20; }
+};
+Outcome wait_once(WaitMode mode, int answer_at, Deadline deadline, int64_t budget = kLongBudgetNs,
+                  const std::atomic<uint32_t>* producer = nullptr) {
+  std::atomic<uint32_t> sleepers{0}, word{0};
+  int looks = 0;
+  bool announced = false;
+  auto ready = [&] {
+    announced = announced || sleepers.load() != 0;
+    return ++looks == answer_at;
+  };
+  const Errc e = wait_on_word(ready, WaitPolicy{mode, budget, producer}, sleepers, word, deadline);
+  return {e, looks, announced};
+}
+
+// The scripted producer: what the history's source answers, and the tids it
+// was asked about.
+thread_local ProducerState scripted_state = ProducerState::kUnknown;
+thread_local int scripted_calls = 0;
+thread_local int switch_after = -1;  // answer kRunningHere from this call on (-1: never)
+thread_local uint32_t asked_tid = 0;
+ProducerState scripted_producer(uint32_t tid) {
+  asked_tid = tid;
+  if (switch_after >= 0 && ++scripted_calls > switch_after) return ProducerState::kRunningHere;
+  return scripted_state;
+}
+
+// Runs `body` on a new thread (the history is per thread) whose producer
+// reads `state`.
+template <class Body>
+void with_producer(ProducerState state, Body body) {
+  std::thread t([&] {
+    scripted_state = state;
+    spin_history.producer_state = &scripted_producer;
+    body();
+  });
+  t.join();
+}
+
+class EnvVar {
+ public:
+  EnvVar(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    ::setenv(name, value, 1);
+  }
+  ~EnvVar() {
+    if (had_) ::setenv(name_, old_.c_str(), 1);
+    else ::unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+}  // namespace
+
+TEST_CASE("wait modes: names and parsing", "[wait_mode]") {
+  for (WaitMode m : {WaitMode::kPoll, WaitMode::kBlock, WaitMode::kAdaptive}) {
+    CHECK(parse_wait_mode(wait_mode_name(m)) == m);
+  }
+  for (const char* bad : {"", "Poll", "spin", "poll ", "adaptive,", "blocking"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_wait_mode(bad).has_value());
+  }
+}
+
+TEST_CASE("wait modes: poll spins until ready and never announces a sleep", "[wait_mode]") {
+  const Outcome o = wait_once(WaitMode::kPoll, 200'000, Deadline::after(20s), 0);
+  CHECK(o.result == Errc::kOk);
+  CHECK(o.looks == 200'000);  // far beyond any budget's worth of looks: the budget does not apply
+  CHECK_FALSE(o.announced);
+  const Outcome t = wait_once(WaitMode::kPoll, 0, Deadline::after(5ms));
+  CHECK(t.result == Errc::kTimeout);
+  CHECK(t.spun());
+  CHECK_FALSE(t.announced);
+}
+
+TEST_CASE("wait modes: block announces the sleep at once, whatever the budget", "[wait_mode]") {
+  const Outcome o = wait_once(WaitMode::kBlock, 0, Deadline::after(5ms));
+  CHECK(o.result == Errc::kTimeout);
+  CHECK_FALSE(o.spun());
+  CHECK(o.announced);
+}
+
+TEST_CASE("wait modes: block sleeps until a producer wakes it", "[wait_mode]") {
+  std::atomic<uint32_t> sleepers{0}, word{0};
+  std::atomic<bool> state{false};
+  std::atomic<int> looks{0};
+  std::atomic<int> result{-1};
+  std::thread waiter([&] {
+    auto ready = [&] {
+      ++looks;
+      return state.load();
+    };
+    result = static_cast<int>(
+        wait_on_word(ready, WaitPolicy{WaitMode::kBlock, kLongBudgetNs, nullptr}, sleepers, word, Deadline::after(20s)));
+  });
+  const Deadline limit = Deadline::after(10s);
+  while (sleepers.load() == 0 && !limit.expired()) std::this_thread::yield();
+  REQUIRE(sleepers.load() == 1);
+  state = true;
+  wake_sleepers(sleepers, word);
+  waiter.join();
+  CHECK(result == static_cast<int>(Errc::kOk));
+  CHECK(looks < 20);
+}
+
+TEST_CASE("adaptive wait: spins while the producer runs on another CPU", "[wait_mode]") {
+  const std::atomic<uint32_t> producer{4242};
+  with_producer(ProducerState::kRunningElsewhere, [&] {
+    const Outcome o = wait_once(WaitMode::kAdaptive, 5000, Deadline::after(20s), kLongBudgetNs, &producer);
+    CHECK(o.result == Errc::kOk);
+    CHECK(o.looks == 5000);
+    CHECK_FALSE(o.announced);
+    CHECK(asked_tid == 4242);
+  });
+}
+
+TEST_CASE("adaptive wait: sleeps at once when the producer is marked on the waiter's CPU", "[wait_mode]") {
+  const std::atomic<uint32_t> producer{4242};
+  with_producer(ProducerState::kRunningHere, [&] {
+    const Outcome o = wait_once(WaitMode::kAdaptive, 0, Deadline::after(5ms), kLongBudgetNs, &producer);
+    CHECK(o.result == Errc::kTimeout);
+    CHECK_FALSE(o.spun());
+    CHECK(o.announced);
+  });
+}
+
+TEST_CASE("adaptive wait: sleeps at once when the producer is asleep and nobody woke it", "[wait_mode]") {
+  const std::atomic<uint32_t> producer{4242};
+  with_producer(ProducerState::kAsleep, [&] {
+    const Outcome o = wait_once(WaitMode::kAdaptive, 0, Deadline::after(5ms), kLongBudgetNs, &producer);
+    CHECK_FALSE(o.spun());
+    CHECK(o.announced);
+  });
+}
+
+TEST_CASE("adaptive wait: spins for a producer asleep that this thread just woke", "[wait_mode]") {
+  const std::atomic<uint32_t> producer{4242};
+  with_producer(ProducerState::kAsleep, [&] {
+    std::atomic<uint32_t> other{0};
+    futex_wake_all(&other);  // this thread wakes somebody (nobody sleeps there: no matter)
+    const Outcome o = wait_once(WaitMode::kAdaptive, 5000, Deadline::after(20s), kLongBudgetNs, &producer);
+    CHECK(o.result == Errc::kOk);
+    CHECK(o.looks == 5000);
+    // The wait consumed the wake: the next one sleeps at once.
+    CHECK_FALSE(wait_once(WaitMode::kAdaptive, 0, Deadline::after(5ms), kLongBudgetNs, &producer).spun());
+  });
+}
+
+TEST_CASE("adaptive wait: a producer that lands on the waiter's CPU ends the spin", "[wait_mode]") {
+  const std::atomic<uint32_t> producer{4242};
+  with_producer(ProducerState::kRunningElsewhere, [&] {
+    switch_after = 3;  // the fourth look at the producer finds it on this CPU
+    const Outcome o = wait_once(WaitMode::kAdaptive, 0, Deadline::after(50ms), kLongBudgetNs, &producer);
+    // Without the switch it would spin to the deadline, millions of looks;
+    // the producer's looks come every 64 spins.
+    CHECK(o.result == Errc::kTimeout);
+    CHECK(o.announced);
+    CHECK(o.looks < 64 * 8);
+  });
+}
+
+TEST_CASE("runner table: a thread's entry says whether it runs, and where", "[wait_mode][runner]") {
+  runner_table_open();
+  std::thread t([] {
+    const uint32_t me = runner_tid();
+    REQUIRE(me != 0);
+    runner_running();
+    const ProducerState running = runner_state(me);
+    // Unknown only where there is no table (no runtime directory).
+    if (running == ProducerState::kUnknown) {
+      WARN("no runner table here");
+      return;
+    }
+    CHECK(running == ProducerState::kRunningHere);  // read from its own CPU
+    runner_asleep();
+    CHECK(runner_state(me) == ProducerState::kAsleep);
+    runner_running();
+    CHECK(runner_state(me) == ProducerState::kRunningHere);
+    CHECK(runner_state(0) == ProducerState::kUnknown);
+    CHECK(runner_state(me + (1u << 16)) == ProducerState::kUnknown);  // its slot, another thread's id
+  });
+  t.join();
+}
+
+namespace {
+struct Pair {
+  std::unique_ptr<Nic> owner, writer;
+  Region region;
+  Aperture ap;
+  explicit Pair(NicConfig c = {}) {
+    owner = std::move(Nic::open(c).value());
+    writer = std::move(Nic::open(c).value());
+    region = std::move(owner->export_region(4096).value());
+    ap = std::move(writer->import(region.cookie()).value());
+  }
+};
+}  // namespace
+
+TEST_CASE("a NIC's wait mode reaches its tripwires and event queues; each may be set apart", "[wait_mode][nic]") {
+  NicConfig c;
+  c.name = "wait-mode";
+  c.wait_mode = WaitMode::kBlock;
+  Pair p(c);
+  CHECK(p.owner->wait_mode() == WaitMode::kBlock);
+  auto tw = p.owner->arm_tripwire(p.region, 0);
+  REQUIRE(tw.ok());
+  CHECK(tw->wait_mode() == WaitMode::kBlock);
+  auto q = p.owner->create_event_queue();
+  REQUIRE(q.ok());
+  CHECK(q->wait_mode() == WaitMode::kBlock);
+  tw->set_wait_mode(WaitMode::kPoll);
+  q->set_wait_mode(WaitMode::kAdaptive);
+  CHECK(tw->wait_mode() == WaitMode::kPoll);
+  CHECK(q->wait_mode() == WaitMode::kAdaptive);
+  // A polling tripwire times out without ever announcing a sleep.
+  bool announced = false;
+  CHECK(tw->wait([&] { return announced = announced || tw->sleepers() != 0, false; }, Deadline::after(5ms)) ==
+        Errc::kTimeout);
+  CHECK_FALSE(announced);
+}
+
+TEST_CASE("a write leaves the writer's thread id for the tripwire's adaptive waiters", "[wait_mode][nic]") {
+  Pair p;
+  auto tw = p.owner->arm_tripwire(p.region, 0);
+  REQUIRE(tw.ok());
+  with_producer(ProducerState::kRunningHere, [&] {
+    asked_tid = 0;
+    REQUIRE(p.ap.write_word(0, 1) == Errc::kOk);
+    CHECK(tw->wait([] { return false; }, Deadline::after(5ms)) == Errc::kTimeout);
+    CHECK(asked_tid == runner_tid());
+  });
+}
+
+TEST_CASE("CLAN_WAIT_MODE sets every NIC's wait mode; a bad value fails Nic::open naming it", "[wait_mode][nic]") {
+  {
+    EnvVar env("CLAN_WAIT_MODE", "poll");
+    NicConfig c;
+    c.name = "wait-env";
+    c.wait_mode = WaitMode::kBlock;
+    auto nic = Nic::open(c);
+    REQUIRE(nic.ok());
+    CHECK(nic.value()->wait_mode() == WaitMode::kPoll);
+  }
+  for (const char* bad : {"spin", "POLL", "poll,block", " adaptive"}) {
+    INFO("CLAN_WAIT_MODE=" << bad);
+    EnvVar env("CLAN_WAIT_MODE", bad);
+    NicConfig c;
+    c.name = "wait-env";
+    auto nic = Nic::open(c);
+    REQUIRE_FALSE(nic.ok());
+    CHECK(nic.error() == Errc::kInvalidArgument);
+    const std::string why = error_message(nic.error());
+    CHECK(why.find(std::string("CLAN_WAIT_MODE='") + bad + "'") != std::string::npos);
+    CHECK(why.find(kWaitModeWords) != std::string::npos);
+  }
+  EnvVar empty("CLAN_WAIT_MODE", "");  // empty is unset
+  NicConfig c;
+  c.name = "wait-env";
+  CHECK(Nic::open(c).ok());
+}
