@@ -146,7 +146,7 @@ VIP_RETURN VipCQWait(VIP_CQ_HANDLE CQHandle, VIP_ULONG Timeout, VIP_VI_HANDLE* V
     }
     std::optional<clan::EventQueue::Event> ev;
     if (!found) {
-      auto r = cq->eq.wait(deadline);
+      auto r = cq->eq.wait(deadline, cq->nic->effective_wait_mode());
       if (r) ev = r.value();
     }
     if (ev && ev->source != cq->kick) cq->nic->progress_vi(ev->user);

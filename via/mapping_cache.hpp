@@ -23,6 +23,10 @@ class MappingCache {
   explicit MappingCache(size_t capacity) : capacity_(capacity ? capacity : 1) {}
   clan::Result<std::shared_ptr<clan::Aperture>> get(clan::Nic& nic, const clan::RdmaCookie& c);
   void set_capacity(size_t n);
+  size_t capacity() {
+    std::lock_guard lock(mu_);
+    return capacity_;
+  }
   uint64_t hits() const { return hits_.load(); }
   uint64_t misses() const { return misses_.load(); }
   uint64_t evictions() const { return evictions_.load(); }

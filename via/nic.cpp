@@ -16,6 +16,19 @@ Vi* NicImpl::find_vi(uint64_t id) {
   return it == vis.end() ? nullptr : it->second;
 }
 
+clan::WaitMode wait_mode_of(uint32_t vip_clan_wait, clan::WaitMode otherwise) {
+  switch (vip_clan_wait) {
+    case VIP_CLAN_WAIT_ADAPTIVE: return clan::WaitMode::kAdaptive;
+    case VIP_CLAN_WAIT_POLL: return clan::WaitMode::kPoll;
+    case VIP_CLAN_WAIT_BLOCK: return clan::WaitMode::kBlock;
+    default: return otherwise;
+  }
+}
+
+clan::WaitMode NicImpl::effective_wait_mode() const {
+  return wait_mode_of(wait_mode.load(std::memory_order_relaxed), nic->wait_mode());
+}
+
 void NicImpl::progress_vi(uint64_t id) {
   std::shared_lock gate(vi_gate);
   if (Vi* vi = find_vi(id)) {
@@ -165,14 +178,26 @@ VIP_RETURN VipDestroyPtag(VIP_NIC_HANDLE NicHandle, VIP_PROTECTION_HANDLE Protec
 
 VIP_RETURN VipClanSetNicAttributes(VIP_NIC_HANDLE NicHandle, const VIP_CLAN_NIC_ATTRIBUTES* a) {
   NicImpl* n = nic_of(NicHandle);
-  if (!n || !a || a->MappingCacheEntries == 0 || a->MappingCacheEntries > 4096) {
+  if (!n || !a || a->MappingCacheEntries == 0 || a->MappingCacheEntries > 4096 ||
+      a->WaitMode > VIP_CLAN_WAIT_BLOCK) {
     return VIP_INVALID_PARAMETER;
   }
   {
     std::lock_guard lock(n->mu);
     n->revoke_on_completion.store(a->RevokeOnCompletion != VIP_FALSE, std::memory_order_relaxed);
+    n->wait_mode.store(a->WaitMode, std::memory_order_relaxed);
   }
   n->cache.set_capacity(a->MappingCacheEntries);
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipClanQueryNicAttributes(VIP_NIC_HANDLE NicHandle, VIP_CLAN_NIC_ATTRIBUTES* a) {
+  NicImpl* n = nic_of(NicHandle);
+  if (!n || !a) return VIP_INVALID_PARAMETER;
+  std::lock_guard lock(n->mu);
+  a->RevokeOnCompletion = n->revoke_on_completion.load(std::memory_order_relaxed) ? VIP_TRUE : VIP_FALSE;
+  a->MappingCacheEntries = static_cast<VIP_ULONG>(n->cache.capacity());
+  a->WaitMode = n->wait_mode.load(std::memory_order_relaxed);
   return VIP_SUCCESS;
 }
 

@@ -20,6 +20,9 @@
 
 namespace via {
 
+// A VIP_CLAN_WAIT_* value as a clan::WaitMode; `otherwise` for VIP_CLAN_WAIT_DEFAULT.
+clan::WaitMode wait_mode_of(uint32_t vip_clan_wait, clan::WaitMode otherwise);
+
 struct Vi;
 struct Cq;
 
@@ -45,6 +48,9 @@ struct NicImpl {
   uint64_t next_vi = 1;
   bool ns_ready = false;
   std::atomic<bool> revoke_on_completion{true};
+  std::atomic<uint32_t> wait_mode{VIP_CLAN_WAIT_DEFAULT};  // VipClanSetNicAttributes' WaitMode
+  // How this NIC's waits go: its WaitMode, else the clan NIC's (CLAN_WAIT_MODE).
+  clan::WaitMode effective_wait_mode() const;
 
   // Statistics of VIs destroyed (under mu); live VIs count their own.
   uint64_t pio_sends = 0, dma_sends = 0, dropped_sends = 0, mapping_hits = 0;

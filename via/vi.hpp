@@ -75,7 +75,9 @@ struct Vi {
 
   std::mutex mu;
   VIP_VI_ATTRIBUTES attrs;
-  VIP_CLAN_VI_ATTRIBUTES ext{VIP_FALSE, VIP_FALSE, VIP_CLAN_TRANSFER_AUTO, 1024};
+  VIP_CLAN_VI_ATTRIBUTES ext{VIP_FALSE, VIP_FALSE, VIP_CLAN_TRANSFER_AUTO, 1024, VIP_CLAN_WAIT_DEFAULT};
+  // Under mu: how this VI's waits go (its WaitMode, else its NIC's).
+  clan::WaitMode wait_mode() const;
   VIP_VI_STATE state = VIP_STATE_IDLE;
   std::shared_ptr<Conn> conn;
   uint64_t next_post = 0;        // our receive descriptors

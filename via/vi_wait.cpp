@@ -12,7 +12,8 @@ namespace {
 
 using clan::Errc;
 
-// VipRecvWait polls this many times before it reads the clock and waits.
+// VipRecvWait polls this many times before it reads the clock and waits
+// (unless its VI blocks).
 constexpr int kQuickSpins = 256;
 
 // What a waiter found under the VI's lock, its done queue empty.
@@ -65,6 +66,7 @@ class SendWaiter {
   }
 
   Look look() {
+    mode_ = vi_->wait_mode();
     ticket_ = 0;
     seen_ = 0;
     transfer_full_ = false;
@@ -90,7 +92,7 @@ class SendWaiter {
 
   void sleep(const clan::Deadline& deadline) {
     if (ticket_ != 0) {
-      c_->dma->wait(ticket_, deadline);
+      c_->dma->wait(ticket_, deadline, mode_);
       return;
     }
     // A deferred send waits for the peer's next receive descriptor (or the
@@ -104,12 +106,13 @@ class SendWaiter {
                  c_->down.load(std::memory_order_acquire) != 0 ||
                  vi_->send_completions.load(std::memory_order_seq_cst) != seen_;
         },
-        slice.when() < deadline.when() ? slice : deadline);
+        slice.when() < deadline.when() ? slice : deadline, mode_);
   }
 
  private:
   Vi* vi_;
   std::shared_ptr<Conn> c_;
+  clan::WaitMode mode_ = clan::WaitMode::kAdaptive;  // the VI's, read under its lock
   uint64_t ticket_ = 0;
   uint64_t seen_ = 0;
   bool transfer_full_ = false;
@@ -132,6 +135,7 @@ class RecvWaiter {
     if (vi_->state != VIP_STATE_CONNECTED || !vi_->conn) return {Look::kReturn, VIP_INVALID_STATE};
     if (vi_->posted.empty()) return {Look::kReturn, VIP_NOT_DONE};
     if (timeout_ == 0) return {Look::kReturn, VIP_TIMEOUT};
+    mode_ = vi_->wait_mode();
     // While the message is on its way, take the peer's next receive
     // descriptor, a cache miss, off the path of the send that will need it.
     // Not while sends are queued: progress() just gave them what there was,
@@ -155,6 +159,7 @@ class RecvWaiter {
   // A message often lands within a few cache-line round trips: look for it
   // before reading the clock (microseconds at most, against a TimeOut in ms).
   bool spin() const {
+    if (mode_ == clan::WaitMode::kBlock) return false;
     for (int i = 0; i < kQuickSpins; ++i) {
       if (ready()) return true;
       clan::cpu_relax();
@@ -163,7 +168,7 @@ class RecvWaiter {
   }
 
   void sleep(const clan::Deadline& deadline) {
-    c_->tq_rx->tripwire().wait([this] { return ready(); }, deadline);
+    c_->tq_rx->tripwire().wait([this] { return ready(); }, deadline, mode_);
   }
 
  private:
@@ -176,6 +181,7 @@ class RecvWaiter {
 
   Vi* vi_;
   VIP_ULONG timeout_;
+  clan::WaitMode mode_ = clan::WaitMode::kAdaptive;  // the VI's, read under its lock
   std::shared_ptr<Conn> c_;
   uint64_t seen_ = 0;
   bool waiting_ = false;       // counted in vi_->recv_waiters
@@ -183,6 +189,8 @@ class RecvWaiter {
 };
 
 }  // namespace
+
+clan::WaitMode Vi::wait_mode() const { return wait_mode_of(ext.WaitMode, nic->effective_wait_mode()); }
 
 VIP_RETURN wait_send(Vi* vi, VIP_ULONG timeout, VIP_DESCRIPTOR** out) {
   SendWaiter w(vi);

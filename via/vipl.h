@@ -314,6 +314,16 @@ VIP_RETURN VipClanAllocMem(IN VIP_NIC_HANDLE NicHandle, IN VIP_ULONG Length,
  * buffer in it. */
 VIP_RETURN VipClanFreeMem(IN VIP_NIC_HANDLE NicHandle, IN VIP_PVOID VirtualAddress);
 
+/* Wait modes (paper 004 sect. 3.3: event-driven waiting and polling, chosen
+ * by the application). ADAPTIVE spins while the thread that will answer runs
+ * on another CPU, for at most the spin budget (CLAN_SPIN_NS), then sleeps;
+ * POLL spins until done or timed out and never sleeps; BLOCK sleeps at once.
+ * DEFAULT: a VI follows its NIC; a NIC, CLAN_WAIT_MODE (else ADAPTIVE). */
+#define VIP_CLAN_WAIT_DEFAULT 0
+#define VIP_CLAN_WAIT_ADAPTIVE 1
+#define VIP_CLAN_WAIT_POLL 2
+#define VIP_CLAN_WAIT_BLOCK 3
+
 #define VIP_CLAN_TRANSFER_AUTO 0 /* PIO up to PioThreshold bytes, DMA above */
 #define VIP_CLAN_TRANSFER_PIO 1
 #define VIP_CLAN_TRANSFER_DMA 2
@@ -328,6 +338,9 @@ typedef struct {
   VIP_BOOLEAN SplitRequests;
   VIP_UINT32 TransferMode; /* VIP_CLAN_TRANSFER_* */
   VIP_ULONG PioThreshold;  /* bytes; default 1024 */
+  /* How VipSendWait and VipRecvWait on this VI wait (VIP_CLAN_WAIT_*);
+   * VIP_CLAN_WAIT_DEFAULT (0, the default): the NIC's. */
+  VIP_UINT32 WaitMode;
 } VIP_CLAN_VI_ATTRIBUTES;
 
 /* Any time; SplitRequests applies to receive descriptors posted afterwards. */
@@ -343,10 +356,15 @@ typedef struct {
   VIP_BOOLEAN RevokeOnCompletion;
   /* Entries of the PIO mapping cache (imported remote regions, LRU). Default 16. */
   VIP_ULONG MappingCacheEntries;
+  /* How waits on this NIC go (VIP_CLAN_WAIT_*): its VIs' that say
+   * VIP_CLAN_WAIT_DEFAULT, and VipCQWait on its CQs. */
+  VIP_UINT32 WaitMode;
 } VIP_CLAN_NIC_ATTRIBUTES;
 
 VIP_RETURN VipClanSetNicAttributes(IN VIP_NIC_HANDLE NicHandle,
                                    IN const VIP_CLAN_NIC_ATTRIBUTES* Attributes);
+VIP_RETURN VipClanQueryNicAttributes(IN VIP_NIC_HANDLE NicHandle,
+                                     OUT VIP_CLAN_NIC_ATTRIBUTES* Attributes);
 
 typedef struct {
   VIP_UINT64 MappingHits;

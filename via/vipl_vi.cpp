@@ -162,7 +162,9 @@ VIP_RETURN VipSetViAttributes(VIP_VI_HANDLE ViHandle, VIP_VI_ATTRIBUTES* Attribu
 
 VIP_RETURN VipClanSetViAttributes(VIP_VI_HANDLE ViHandle, const VIP_CLAN_VI_ATTRIBUTES* a) {
   Vi* vi = vi_of(ViHandle);
-  if (!vi || !a || a->TransferMode > VIP_CLAN_TRANSFER_DMA) return VIP_INVALID_PARAMETER;
+  if (!vi || !a || a->TransferMode > VIP_CLAN_TRANSFER_DMA || a->WaitMode > VIP_CLAN_WAIT_BLOCK) {
+    return VIP_INVALID_PARAMETER;
+  }
   std::lock_guard lock(vi->mu);
   vi->ext = *a;
   vi->progress();  // deferred sends may go now, or be dropped

@@ -98,7 +98,7 @@ void ViplSide::close() {
 }
 
 bool set_mode(VIP_VI_HANDLE vi, uint32_t mode) {
-  VIP_CLAN_VI_ATTRIBUTES x{VIP_TRUE, VIP_FALSE, mode, 1024};
+  VIP_CLAN_VI_ATTRIBUTES x{VIP_TRUE, VIP_FALSE, mode, 1024, VIP_CLAN_WAIT_DEFAULT};
   return VipClanSetViAttributes(vi, &x) == VIP_SUCCESS;
 }
 

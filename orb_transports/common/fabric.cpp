@@ -21,6 +21,7 @@ clan::NicConfig nic_config(const std::string& name, const FabricOptions& o) {
   clan::NicConfig nc;
   nc.name = name;
   nc.spin_budget = std::chrono::nanoseconds(o.spin_ns);
+  nc.wait_mode = o.wait_mode;
   const uint32_t two_each = 2 * o.max_connections;
   nc.max_imports = two_each;
   nc.max_regions = std::max(nc.max_regions, two_each);

@@ -19,6 +19,8 @@ namespace clanorb {
 struct FabricOptions {
   // -ORBclanSpinNs: how long a blocked Recv/Send spins before it sleeps.
   int64_t spin_ns = 50'000;
+  // -ORBclanWaitMode: how it waits (poll, block, adaptive).
+  clan::WaitMode wait_mode = clan::WaitMode::kAdaptive;
   // -ORBclanRingBytes / -ORBclanDmaThreshold
   size_t ring_bytes = 256 * 1024;
   size_t dma_threshold = 0;  // 0: never DMA (PIO measured faster on this platform)

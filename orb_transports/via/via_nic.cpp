@@ -2,17 +2,36 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include <omniORB4/CORBA.h>
 
 #include "clan_emul/error_detail.hpp"
+#include "orb_transports/common/fabric.hpp"
 
 namespace clanorb {
 
 namespace {
 std::mutex nic_mu;
 std::shared_ptr<ViaNic> the_nic;
+
+
+// -ORBclanWaitMode, as the NIC's VIA attribute; CLAN_WAIT_MODE, when set,
+// wins (as it does over giop:clan's and giop:otp's), so it is left alone.
+VIP_RETURN set_wait_mode(VIP_NIC_HANDLE nic) {
+  if (const char* env = std::getenv("CLAN_WAIT_MODE"); env && *env) return VIP_SUCCESS;
+  VIP_CLAN_NIC_ATTRIBUTES a{};
+  VIP_RETURN r = VipClanQueryNicAttributes(nic, &a);
+  if (r != VIP_SUCCESS) return r;
+  switch (fabric_options().wait_mode) {
+    case clan::WaitMode::kAdaptive: a.WaitMode = VIP_CLAN_WAIT_ADAPTIVE; break;
+    case clan::WaitMode::kPoll: a.WaitMode = VIP_CLAN_WAIT_POLL; break;
+    case clan::WaitMode::kBlock: a.WaitMode = VIP_CLAN_WAIT_BLOCK; break;
+  }
+  return VipClanSetNicAttributes(nic, &a);
+}
+
 }  // namespace
 
 std::shared_ptr<ViaNic> ViaNic::get(const std::string& node) {
@@ -34,6 +53,7 @@ std::shared_ptr<ViaNic> ViaNic::get(const std::string& node) {
   // The NIC's PIO mapping cache keeps its default size: each VI keeps its own
   // peer's receive region mapped anyway, and a larger cache would keep the
   // memory of peers long gone.
+  if (r == VIP_SUCCESS) r = set_wait_mode(n->nic_);
   if (r == VIP_SUCCESS) r = VipCreatePtag(n->nic_, &n->ptag_);
   if (r != VIP_SUCCESS) {
     omniORB::logger l;

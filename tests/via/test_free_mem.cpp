@@ -83,7 +83,7 @@ TEST_CASE("VipClanFreeMem: a block holding a queued send's buffer is refused unt
   Block blk(p.client);
   REQUIRE(p.connect());
   // DeferSends: the send waits in the VI until the server posts a receive.
-  VIP_CLAN_VI_ATTRIBUTES x{VIP_TRUE, VIP_FALSE, VIP_CLAN_TRANSFER_PIO, 1024};
+  VIP_CLAN_VI_ATTRIBUTES x{VIP_TRUE, VIP_FALSE, VIP_CLAN_TRANSFER_PIO, 1024, VIP_CLAN_WAIT_DEFAULT};
   REQUIRE(VipClanSetViAttributes(p.cvi, &x) == VIP_SUCCESS);
   std::memset(blk.mem, 'q', 4096);
   VIP_DESCRIPTOR* d = one_segment(p.client.desc(0), blk.mem, blk.mh, 4096);

@@ -20,7 +20,7 @@ struct PioPair : ViPair {
   PioPair() {
     REQUIRE(open("lbsrv", "lbcli"));
     REQUIRE(connect());
-    VIP_CLAN_VI_ATTRIBUTES x{VIP_FALSE, VIP_FALSE, VIP_CLAN_TRANSFER_PIO, 1024};
+    VIP_CLAN_VI_ATTRIBUTES x{VIP_FALSE, VIP_FALSE, VIP_CLAN_TRANSFER_PIO, 1024, VIP_CLAN_WAIT_DEFAULT};
     REQUIRE(VipClanSetViAttributes(svi, &x) == VIP_SUCCESS);
     REQUIRE(VipClanSetViAttributes(cvi, &x) == VIP_SUCCESS);
   }

@@ -257,7 +257,7 @@ TEST_CASE("a send descriptor a peer can write: its checked segment is the one se
   Victim v;
   Node& server = v.server;
   VIP_VI_HANDLE svi = v.svi;
-  VIP_CLAN_VI_ATTRIBUTES x{VIP_FALSE, VIP_FALSE, VIP_CLAN_TRANSFER_PIO, 1024};
+  VIP_CLAN_VI_ATTRIBUTES x{VIP_FALSE, VIP_FALSE, VIP_CLAN_TRANSFER_PIO, 1024, VIP_CLAN_WAIT_DEFAULT};
   REQUIRE(VipClanSetViAttributes(svi, &x) == VIP_SUCCESS);
   // A receive posted from the Node's block: its cookie, which the peer gets,
   // covers the whole block, descriptors included.
@@ -323,7 +323,7 @@ TEST_CASE("a deferred send to a peer that posts receives but never drains its tr
   Victim v;
   Node& server = v.server;
   VIP_VI_HANDLE svi = v.svi;
-  VIP_CLAN_VI_ATTRIBUTES x{VIP_TRUE, VIP_FALSE, VIP_CLAN_TRANSFER_PIO, 1024};  // deferred sends
+  VIP_CLAN_VI_ATTRIBUTES x{VIP_TRUE, VIP_FALSE, VIP_CLAN_TRANSFER_PIO, 1024, VIP_CLAN_WAIT_DEFAULT};  // deferred sends
   REQUIRE(VipClanSetViAttributes(svi, &x) == VIP_SUCCESS);
   REQUIRE(VipPostRecv(svi, server.make(0, 64), server.mh) == VIP_SUCCESS);
   RawPeer peer;

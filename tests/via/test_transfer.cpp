@@ -37,7 +37,7 @@ struct Pair {
 };
 
 void set_mode(VIP_VI_HANDLE vi, uint32_t mode, bool defer = false, bool split = false) {
-  VIP_CLAN_VI_ATTRIBUTES x{defer ? VIP_TRUE : VIP_FALSE, split ? VIP_TRUE : VIP_FALSE, mode, 1024};
+  VIP_CLAN_VI_ATTRIBUTES x{defer ? VIP_TRUE : VIP_FALSE, split ? VIP_TRUE : VIP_FALSE, mode, 1024, VIP_CLAN_WAIT_DEFAULT};
   REQUIRE(VipClanSetViAttributes(vi, &x) == VIP_SUCCESS);
 }
 
@@ -304,9 +304,9 @@ TEST_CASE("one completion queue serves many VIs", "[via][cq]") {
 TEST_CASE("the PIO mapping cache maps regions and evicts the least recently used",
           "[via][cache]") {
   Pair p(VIP_SERVICE_RELIABLE_DELIVERY);
-  VIP_CLAN_NIC_ATTRIBUTES na{VIP_FALSE, 2};
+  VIP_CLAN_NIC_ATTRIBUTES na{VIP_FALSE, 2, VIP_CLAN_WAIT_DEFAULT};
   REQUIRE(VipClanSetNicAttributes(p.client.nic, &na) == VIP_SUCCESS);
-  VIP_CLAN_NIC_ATTRIBUTES rn{VIP_FALSE, 16};
+  VIP_CLAN_NIC_ATTRIBUTES rn{VIP_FALSE, 16, VIP_CLAN_WAIT_DEFAULT};
   REQUIRE(VipClanSetNicAttributes(p.server.nic, &rn) == VIP_SUCCESS);
   // Three receive regions, besides the block of the Node.
   void* region[3];
