@@ -62,8 +62,10 @@ void DmaStream::complete(uint64_t ticket, Errc result) {
   finished_.store(ticket, std::memory_order_release);  // last touch of *this
 }
 
-Errc DmaStream::wait(uint64_t ticket, Deadline deadline) const {
-  return wait_on_word([&] { return done(ticket); }, policy_, sleepers_, wakeups_, deadline);
+Errc DmaStream::wait(uint64_t ticket, Deadline deadline, WaitMode mode) const {
+  WaitPolicy policy = policy_;
+  policy.mode = mode;
+  return wait_on_word([&] { return done(ticket); }, policy, sleepers_, wakeups_, deadline);
 }
 
 }  // namespace clan

@@ -40,7 +40,9 @@ class DmaStream {
   uint64_t completed() const { return completed_.load(std::memory_order_acquire); }
   bool done(uint64_t ticket) const { return completed() >= ticket; }
   // Waits until `ticket` has completed; spins, then sleeps.
-  Errc wait(uint64_t ticket, Deadline deadline) const;
+  Errc wait(uint64_t ticket, Deadline deadline) const { return wait(ticket, deadline, policy_.mode); }
+  // The same wait in `mode` (the NIC's by default).
+  Errc wait(uint64_t ticket, Deadline deadline, WaitMode mode) const;
   // The first error of any completed request, or kOk.
   Errc error() const { return error_.load(std::memory_order_acquire); }
 

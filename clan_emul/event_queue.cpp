@@ -88,10 +88,10 @@ std::optional<EventQueue::Event> EventQueue::poll() {
   }
 }
 
-Result<EventQueue::Event> EventQueue::wait(Deadline deadline) {
+Result<EventQueue::Event> EventQueue::wait(Deadline deadline, WaitMode mode) {
   std::optional<Event> got;
   EventQueueHeader* h = nic_->view().queue(index_);
-  const WaitPolicy policy{mode_, nic_->spin_budget().count(), nic_->view().queue_producer(index_)};
+  const WaitPolicy policy{mode, nic_->spin_budget().count(), nic_->view().queue_producer(index_)};
   Errc e = wait_on_word([&] { return (got = poll()).has_value(); }, policy, h->sleepers, h->wakeups, deadline);
   if (e != Errc::kOk) return e;
   return *got;

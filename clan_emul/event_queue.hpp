@@ -45,7 +45,8 @@ class EventQueue {
   // Waits for an event in its wait mode (the NIC's unless set): adaptive
   // spins for the NIC's spin budget while the thread that posted last runs
   // on another CPU, then sleeps.
-  Result<Event> wait(Deadline deadline);
+  Result<Event> wait(Deadline deadline) { return wait(deadline, mode_); }
+  Result<Event> wait(Deadline deadline, WaitMode mode);
   // Its waits follow `mode` from now on (not thread-safe against a
   // concurrent wait).
   void set_wait_mode(WaitMode mode) { mode_ = mode; }

@@ -37,6 +37,9 @@ class Tripwire {
   // no firing can be missed.
   template <class Ready>
   Errc wait(Ready ready, Deadline deadline) const;
+  // The same wait in `mode`, for a caller with a mode of its own (a VIA VI).
+  template <class Ready>
+  Errc wait(Ready ready, Deadline deadline, WaitMode mode) const;
   // Threads announced as sleeping on it (for tests of the blocking path).
   uint32_t sleepers() const { return slot_->sleepers.load(std::memory_order_acquire); }
   // This tripwire's waits follow `mode` from now on (not thread-safe against
@@ -72,6 +75,13 @@ class Tripwire {
 template <class Ready>
 Errc Tripwire::wait(Ready ready, Deadline deadline) const {
   return wait_on_word(ready, policy_, slot_->sleepers, slot_->fired, deadline);
+}
+
+template <class Ready>
+Errc Tripwire::wait(Ready ready, Deadline deadline, WaitMode mode) const {
+  WaitPolicy policy = policy_;
+  policy.mode = mode;
+  return wait_on_word(ready, policy, slot_->sleepers, slot_->fired, deadline);
 }
 
 }  // namespace clan
