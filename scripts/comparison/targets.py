@@ -81,6 +81,17 @@ class Measures:
         e = find(self.res["ttcp"], transport=t, mode=mode, size=size)
         return e and e["mb_per_s"]
 
+    def echo_tail(self, t, m):
+        """The null echo's tail in mode m: p90 against its own p50 and against tcp's p90."""
+        e, tcp = self.res["echo"].get(f"{t}/{m}"), self.res["echo"].get(f"tcp/{m}")
+        if not e or not tcp or not e["p50_us"] or not tcp["p90_us"]:
+            return [t, "tcp"], None, ""
+        row = f"{t}_echo_tail_{m}"
+        own, vs_tcp = e["p90_us"] / e["p50_us"], e["p90_us"] / tcp["p90_us"]
+        return [t, "tcp"], {f"{row}.p90_over_p50": own, f"{row}.p90_over_tcp_p90": vs_tcp}, (
+            f"{t} p90 {fmt_num(e['p90_us'])} us / p50 {fmt_num(e['p50_us'])} us = {fmt_ratio(own)}; "
+            f"/ tcp p90 {fmt_num(tcp['p90_us'])} us = {vs_tcp:.3f}")
+
     def echo_ratio(self, a, b, digits):
         x, y = self.echo_p50(a), self.echo_p50(b)
         q = ratio(x, y)
@@ -130,6 +141,8 @@ class Measures:
             "via_echo_over_clan": lambda: self.echo_ratio("via", "clan", 2),
             "otp_loss1": self.loss1,
         }
+        rows.update({f"{t}_echo_tail_{m}": (lambda t=t, m=m: self.echo_tail(t, m))
+                     for t in ("clan", "otp", "via") for m in MODES})
         rows.update({f"otp_rate64_over_tcp_{m}": (lambda m=m: self.ratio_text(
             "otp", "tcp", self.rate_procs("otp", m), self.rate_procs("tcp", m), "req/s")) for m in MODES})
         if row not in rows:
