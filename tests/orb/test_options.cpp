@@ -102,7 +102,7 @@ std::vector<BadValue> bad_values(const OrbOptionSpec& spec) {
                           {"5 ", "trailing blank", true}};
   if (spec.words) {
     // An enumerated option takes its words only: not their numbers, not another case.
-    v.insert(v.end(), {{"0", "a number"}, {"Poll", "upper case"}, {"spin", "no such word"}, {"", "empty"}});
+    v.insert(v.end(), {{"0", "a number"}, {"Poll", "upper case"}, {"spin", "no such word"}});
     return v;
   }
   if (spec.max < UINT32_MAX) v.push_back({std::to_string(spec.max + 1), "above the range"});
