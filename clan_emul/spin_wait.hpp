@@ -83,7 +83,9 @@ struct WaitPolicy {
 };
 
 // Whether an adaptive waiter spins on, from what it knows of its producer.
-// `woke`: this thread woke somebody since its last wait.
+// `woke`: this thread woke somebody since its last wait, and the producer
+// has had less than half the budget to start running since (a woken thread
+// that runs nowhere after that is most likely queued behind this one).
 inline bool producer_may_answer(const SpinHistory& history, const std::atomic<uint32_t>* producer,
                                 bool woke) {
   const uint32_t tid = producer ? producer->load(std::memory_order_relaxed) : 0;
@@ -102,15 +104,16 @@ inline bool producer_may_answer(const SpinHistory& history, const std::atomic<ui
 template <class Ready>
 bool spin_for(Ready& ready, const WaitPolicy& policy, uint64_t budget, Deadline deadline, bool woke) {
   const bool adaptive = policy.mode == WaitMode::kAdaptive;
-  const uint64_t spin_until = adaptive ? now_ns() + budget : 0;
+  const uint64_t start = adaptive ? now_ns() : 0;
   for (uint32_t n = 1;; ++n) {
     cpu_relax();
     if (ready()) return true;
     if ((n & 63) != 0) continue;
     if (deadline.expired()) return false;
     if (!adaptive) continue;  // a poll spins until the deadline
-    if (now_ns() >= spin_until) return false;
-    if (!producer_may_answer(spin_history, policy.producer, woke)) return false;
+    const uint64_t spun = now_ns() - start;
+    if (spun >= budget) return false;
+    if (!producer_may_answer(spin_history, policy.producer, woke && spun < budget / 2)) return false;
   }
 }
 

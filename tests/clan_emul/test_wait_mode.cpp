@@ -186,6 +186,29 @@ TEST_CASE("adaptive wait: spins for a producer asleep that this thread just woke
   });
 }
 
+TEST_CASE("adaptive wait: a producer it woke that runs nowhere after half the budget ends the spin",
+          "[wait_mode]") {
+  const std::atomic<uint32_t> producer{4242};
+  with_producer(ProducerState::kAsleep, [&] {
+    std::atomic<uint32_t> other{0};
+    futex_wake_all(&other);
+    constexpr int64_t kBudget = 200'000'000;  // 200 ms: half of it is the grace
+    std::atomic<uint32_t> sleepers{0}, word{0};
+    const uint64_t start = now_ns();
+    uint64_t announced_at = 0;
+    auto ready = [&] {
+      if (announced_at == 0 && sleepers.load() != 0) announced_at = now_ns();
+      return false;
+    };
+    const Errc e = wait_on_word(ready, WaitPolicy{WaitMode::kAdaptive, kBudget, &producer}, sleepers, word,
+                                Deadline::after(300ms));
+    CHECK(e == Errc::kTimeout);
+    REQUIRE(announced_at != 0);
+    CHECK(announced_at - start >= static_cast<uint64_t>(kBudget / 2));
+    CHECK(announced_at - start < static_cast<uint64_t>(kBudget));
+  });
+}
+
 TEST_CASE("adaptive wait: a producer that lands on the waiter's CPU ends the spin", "[wait_mode]") {
   const std::atomic<uint32_t> producer{4242};
   with_producer(ProducerState::kRunningElsewhere, [&] {
