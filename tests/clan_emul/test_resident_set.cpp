@@ -73,7 +73,7 @@ bool eventually(F f, std::chrono::milliseconds limit = 10s) {
 
 }  // namespace
 
-TEST_CASE("endpoints beyond the frames start on the host; a free frame is taken at once",
+TEST_CASE("endpoints beyond the frames start on the host, and a free frame is taken at once",
           "[resident]") {
   auto owner = open_nic(with_frames(2));
   std::vector<Endpoint> eps;
