@@ -74,8 +74,12 @@ int run_client(const PointSpec& spec, uint32_t client, bench::Channel ctl) {
   Window w{};
   if (!ctl.put('c') || !ctl.get(w, milliseconds(300000))) return 12;
   const ClientReport r = stream(**link, spec, w);
+  // The connection stays until the server has seen every close: a client
+  // that exits first is a dead peer to it, not a finished one.
+  char quit = 0;
+  const bool told = ctl.put(r) && ctl.get(quit, milliseconds(300000));
   link.value().reset();
-  return ctl.put(r) && r.status == 0 ? 0 : 1;
+  return told && r.status == 0 ? 0 : 1;
 }
 
 }  // namespace contention

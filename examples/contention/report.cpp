@@ -7,6 +7,7 @@
 #include "bench/format.hpp"
 #include "bench/json.hpp"
 #include "bench/output.hpp"
+#include "bench/session.hpp"
 #include "bench/table.hpp"
 #include "bench/targets.hpp"
 #include "clan_emul/nic.hpp"
@@ -127,7 +128,7 @@ std::vector<Verdict> verdicts(const std::vector<PointResult>& pts) {
   return out;
 }
 
-void print_tables(const bench::MachineInfo& m, const Timing& t, const std::vector<PointResult>& pts) {
+void print_tables(const bench::MachineInfo& m, const Timing& t, int64_t spin_ns, const std::vector<PointResult>& pts) {
   std::printf("# clanorb contention benchmark (paper 004 sect. 6.4, Figs. 6-7)\n\n| | |\n|---|---|\n");
   std::printf("| date | %s |\n| CPU | %s |\n| cores | %ld online, %d allowed |\n| kernel | %s |\n",
               m.date_utc.c_str(), m.cpu_model.c_str(), m.cores_online, m.cores_allowed, m.kernel.c_str());
@@ -138,6 +139,7 @@ void print_tables(const bench::MachineInfo& m, const Timing& t, const std::vecto
                   std::chrono::duration_cast<std::chrono::microseconds>(clan::NicConfig{}.remap_cost).count()));
   std::printf("| points | %d ms warm-up, %d ms measured; per-client rates are replies/s over the window |\n",
               t.warm_ms, t.measure_ms);
+  std::printf("| spin budget | %lld ns%s |\n", static_cast<long long>(spin_ns), bench::spin_budget_source(spin_ns));
   std::printf("| compiler | %s |\n\n", m.compiler.c_str());
   std::printf("%s", point_table(pts, false).markdown().c_str());
   bench::Table v({{"target", "", false}, {"measured", "", false}, {"", "", false}, {"", "", false}});

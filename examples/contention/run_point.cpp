@@ -40,6 +40,7 @@ struct Procs {
   Proc server;
   std::vector<Proc> clients;
   ~Procs() {
+    for (Proc& c : clients) c.ctl.reset();  // a client waiting to quit sees the end
     for (Proc& c : clients) bench::reap_peer(c.pid, milliseconds(5000));
     bench::reap_peer(server.pid, milliseconds(5000));
   }
@@ -78,6 +79,7 @@ bool gather(Procs& ps, PointResult& r) {
     return r.error = "the server failed (status " + std::to_string(s.status) + ")", false;
   r.remaps = s.remaps;
   r.evictions = s.evictions;
+  for (Proc& c : ps.clients) c.ctl.put('q');
   return true;
 }
 
