@@ -14,11 +14,12 @@
 // says otherwise.
 //
 // Usage: bench_contention [--quick] [--max-clients N] [--sizes small|bulk|both]
-//                         [--warm-ms N] [--ms N] [--spin-ns N] [--out DIR]
+//                         [--warm-ms N] [--ms N] [--reps N] [--spin-ns N] [--out DIR]
 // Tables go to stdout (Markdown), progress to stderr; --out DIR gets
 // contention.csv and contention.json. The targets (examples/targets.tsv)
 // are reported, never asserted: the exit status is non-zero only when a
-// point failed.
+// point failed. Each point runs --reps times (default 3), the repetitions
+// alternated, and the repetition with the median aggregate is reported.
 #include <signal.h>
 
 #include <cstdio>
@@ -42,15 +43,17 @@ using contention::PointSpec;
 
 struct Options {
   bench::CommonOptions common;
-  contention::Timing timing;
+  contention::Timing timing{500, 1500};
   uint32_t max_clients = 64;
+  int reps = 3;
   std::vector<uint32_t> sizes = {16, 8192};
+  std::string spin_source;  // where the spin budget comes from, as printed
 };
 
 [[noreturn]] void usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--quick] [--max-clients N] [--sizes small|bulk|both] [--warm-ms N] [--ms N] "
-               "[--spin-ns N] [--out DIR]\n",
+               "[--reps N] [--spin-ns N] [--out DIR]\n",
                argv0);
   std::exit(2);
 }
@@ -72,6 +75,7 @@ Options parse(int argc, char** argv) {
     if (a == "--max-clients") o.max_clients = static_cast<uint32_t>(number(argc, argv, i));
     else if (a == "--warm-ms") o.timing.warm_ms = number(argc, argv, i), warm = true;
     else if (a == "--ms") o.timing.measure_ms = number(argc, argv, i), ms = true;
+    else if (a == "--reps") o.reps = number(argc, argv, i);
     else if (a == "--sizes" && i + 1 < argc) {
       const std::string s = argv[++i];
       if (s == "small") o.sizes = {16};
@@ -82,10 +86,15 @@ Options parse(int argc, char** argv) {
   // Waiters sleep at once unless told otherwise: 65 processes on a few
   // cores leave no room for spinning, and paper 004's servers wait on
   // events (sect. 3.3).
-  if (o.common.spin_ns < 0 && !std::getenv("CLAN_SPIN_NS")) o.common.spin_ns = 0;
+  o.spin_source = bench::spin_budget_source(o.common.spin_ns);
+  if (o.common.spin_ns < 0) {
+    const char* env = std::getenv("CLAN_SPIN_NS");
+    o.common.spin_ns = env ? std::strtoll(env, nullptr, 10) : 0;
+    if (!env) o.spin_source = " (bench_contention default)";
+  }
   if (o.common.quick) {
     if (!warm) o.timing.warm_ms = 100;
-    if (!ms) o.timing.measure_ms = 400;
+    if (!ms) o.timing.measure_ms = 300;
   }
   return o;
 }
@@ -123,23 +132,41 @@ std::vector<PointSpec> series(const Options& o, uint32_t size, uint32_t clients)
   return out;
 }
 
+std::vector<PointSpec> all_specs(const Options& o) {
+  std::vector<PointSpec> out;
+  for (uint32_t size : o.sizes)
+    for (uint32_t clients : client_counts(o))
+      for (const PointSpec& s : series(o, size, clients)) out.push_back(s);
+  return out;
+}
+
+void progress(int rep, int reps, const contention::PointResult& r) {
+  const PointSpec& s = r.spec;
+  std::fprintf(stderr, "[contention] rep %d/%d %-5s frames %2u %-6s %5u B %2u clients: %9.0f msg/s, min %7.0f, "
+               "%6.0f remaps/s%s%s\n",
+               rep + 1, reps, contention::to_string(s.config), s.frames, clan::to_string(s.replacement), s.size,
+               s.clients, r.aggregate(), r.min_rate(), r.remaps_per_s(), r.error.empty() ? "" : " FAILED: ",
+               r.error.c_str());
+}
+
+// Every point, --reps times, the repetitions alternated (all points, then
+// all again) so that drift on the shared machine spreads over all of them;
+// each point's median repetition. False when a point failed.
 bool measure(const Options& o, std::vector<contention::PointResult>& results) {
+  const std::vector<PointSpec> specs = all_specs(o);
+  std::vector<std::vector<contention::PointResult>> runs(specs.size());
   bool ok = true;
-  for (uint32_t size : o.sizes) {
-    for (uint32_t clients : client_counts(o)) {
-      for (const PointSpec& s : series(o, size, clients)) {
-        bench::arm_watchdog(static_cast<unsigned>((o.timing.warm_ms + o.timing.measure_ms) / 1000 + 300));
-        results.push_back(contention::run_point(s, o.timing));
-        const contention::PointResult& r = results.back();
-        std::fprintf(stderr, "[contention] %-5s frames %2u %-6s %5u B %2u clients: %10.0f msg/s, min %8.0f, %6.0f remaps/s%s%s\n",
-                     contention::to_string(s.config), s.frames, clan::to_string(s.replacement), s.size, s.clients,
-                     r.aggregate(), r.min_rate(), r.remaps_per_s(), r.error.empty() ? "" : " FAILED: ",
-                     r.error.c_str());
-        ok = ok && r.error.empty();
-      }
+  for (int rep = 0; rep < o.reps && ok; ++rep) {
+    for (size_t i = 0; i < specs.size() && ok; ++i) {
+      bench::arm_watchdog(static_cast<unsigned>((o.timing.warm_ms + o.timing.measure_ms) / 1000 + 300));
+      runs[i].push_back(contention::run_point(specs[i], o.timing));
+      progress(rep, o.reps, runs[i].back());
+      ok = runs[i].back().error.empty();
     }
   }
   bench::disarm_watchdog();
+  for (auto& r : runs)
+    if (!r.empty()) results.push_back(contention::median_repetition(std::move(r)));
   return ok;
 }
 
@@ -156,7 +183,7 @@ int main(int argc, char** argv) {
   std::vector<contention::PointResult> results;
   const bool ok = measure(o, results);
   bench::remove_runtime_dir();
-  contention::print_tables(machine, o.timing, o.common.spin_ns, results);
+  contention::print_tables(machine, o.timing, o.common.spin_ns, o.spin_source, results);
   if (!o.common.out.empty()) {
     if (!contention::write_outputs(o.common.out, machine, o.timing, results)) return 1;
     std::fprintf(stderr, "bench_contention: results in %s/contention.csv, contention.json\n", o.common.out.c_str());

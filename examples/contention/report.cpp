@@ -1,5 +1,6 @@
 #include "contention/report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -7,7 +8,6 @@
 #include "bench/format.hpp"
 #include "bench/json.hpp"
 #include "bench/output.hpp"
-#include "bench/session.hpp"
 #include "bench/table.hpp"
 #include "bench/targets.hpp"
 #include "clan_emul/nic.hpp"
@@ -90,18 +90,27 @@ std::string policy_label(const PointSpec& s) {
   return matters ? clan::to_string(s.replacement) : "-";
 }
 
+// "min-max" of the repetitions' aggregates.
+std::string range(const std::vector<double>& v) {
+  if (v.empty()) return "";
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return bench::fmt("%.0f", *lo) + "-" + bench::fmt("%.0f", *hi);
+}
+
 bench::Table point_table(const std::vector<PointResult>& pts, bool files) {
   bench::Table t({{"config", "", false}, {"frames", "", false}, {"replacement", "", false}, {"size"}, {"clients"},
                   {"min_msg_s", "min msg/s"}, {"median_msg_s", "median msg/s"}, {"max_msg_s", "max msg/s"},
                   {"aggregate_msg_s", "aggregate msg/s"}, {"aggregate_mb_s", "MB/s"}, {"remaps_s", "remaps/s"},
-                  {"evictions_s", "evictions/s"}, {"error", "", false}});
+                  {"evictions_s", "evictions/s"}, {"aggregate_range", "aggregate of reps", false},
+                  {"reps"}, {"error", "", false}});
   for (const PointResult& p : pts) {
     const PointSpec& s = p.spec;
     const char* f = files ? "%.1f" : "%.0f";
     t.add({to_string(s.config), frames_label(s), policy_label(s), s.size, s.clients, bench::Value(p.min_rate(), f),
            bench::Value(p.median_rate(), f), bench::Value(p.max_rate(), f), bench::Value(p.aggregate(), f),
            bench::Value(p.mb_s(), files ? "%.3f" : "%.1f"), bench::Value(p.remaps_per_s(), f),
-           bench::Value(static_cast<double>(p.evictions) / p.seconds, f), p.error});
+           bench::Value(static_cast<double>(p.evictions) / p.seconds, f), range(p.aggregates), p.aggregates.size(),
+           p.error});
   }
   return t;
 }
@@ -128,7 +137,8 @@ std::vector<Verdict> verdicts(const std::vector<PointResult>& pts) {
   return out;
 }
 
-void print_tables(const bench::MachineInfo& m, const Timing& t, int64_t spin_ns, const std::vector<PointResult>& pts) {
+void print_tables(const bench::MachineInfo& m, const Timing& t, int64_t spin_ns, const std::string& spin_source,
+                  const std::vector<PointResult>& pts) {
   std::printf("# clanorb contention benchmark (paper 004 sect. 6.4, Figs. 6-7)\n\n| | |\n|---|---|\n");
   std::printf("| date | %s |\n| CPU | %s |\n| cores | %ld online, %d allowed |\n| kernel | %s |\n",
               m.date_utc.c_str(), m.cpu_model.c_str(), m.cores_online, m.cores_allowed, m.kernel.c_str());
@@ -137,9 +147,10 @@ void print_tables(const bench::MachineInfo& m, const Timing& t, int64_t spin_ns,
               kReplyBytes,
               static_cast<long long>(
                   std::chrono::duration_cast<std::chrono::microseconds>(clan::NicConfig{}.remap_cost).count()));
-  std::printf("| points | %d ms warm-up, %d ms measured; per-client rates are replies/s over the window |\n",
+  std::printf("| points | %d ms warm-up, %d ms measured, each point repeated (alternated) and its repetition with the "
+              "median aggregate shown; per-client rates are replies/s over the window |\n",
               t.warm_ms, t.measure_ms);
-  std::printf("| spin budget | %lld ns%s |\n", static_cast<long long>(spin_ns), bench::spin_budget_source(spin_ns));
+  std::printf("| spin budget | %lld ns%s |\n", static_cast<long long>(spin_ns), spin_source.c_str());
   std::printf("| compiler | %s |\n\n", m.compiler.c_str());
   std::printf("%s", point_table(pts, false).markdown().c_str());
   bench::Table v({{"target", "", false}, {"measured", "", false}, {"", "", false}, {"", "", false}});

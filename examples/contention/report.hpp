@@ -26,7 +26,8 @@ struct Verdict {
 };
 std::vector<Verdict> verdicts(const std::vector<PointResult>& pts);
 
-void print_tables(const bench::MachineInfo& m, const Timing& t, int64_t spin_ns, const std::vector<PointResult>& pts);
+void print_tables(const bench::MachineInfo& m, const Timing& t, int64_t spin_ns, const std::string& spin_source,
+                  const std::vector<PointResult>& pts);
 bool write_outputs(const std::string& dir, const bench::MachineInfo& m, const Timing& t,
                    const std::vector<PointResult>& pts);
 

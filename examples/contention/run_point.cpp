@@ -127,4 +127,18 @@ PointResult run_point(const PointSpec& spec, const Timing& t) {
   return r;
 }
 
+PointResult median_repetition(std::vector<PointResult> reps) {
+  std::vector<double> aggs;
+  for (const PointResult& r : reps) {
+    if (!r.error.empty()) return r;
+    aggs.push_back(r.aggregate());
+  }
+  std::sort(reps.begin(), reps.end(), [](const PointResult& a, const PointResult& b) {
+    return a.aggregate() < b.aggregate();
+  });
+  PointResult m = std::move(reps[reps.size() / 2]);
+  m.aggregates = std::move(aggs);
+  return m;
+}
+
 }  // namespace contention

@@ -20,6 +20,7 @@ struct PointResult {
   double seconds = 0;             // the window's length
   uint64_t remaps = 0, evictions = 0;
   std::string error;              // empty when the point succeeded
+  std::vector<double> aggregates; // every repetition's (median_repetition)
 
   double client_rate(size_t i) const { return static_cast<double>(replies[i]) / seconds; }
   double aggregate() const;       // messages/s, every client
@@ -31,5 +32,8 @@ struct PointResult {
 };
 
 PointResult run_point(const PointSpec& spec, const Timing& t);
+// Of one point's repetitions, the one with the median aggregate (the upper
+// of two), carrying every repetition's aggregate; a failed one if any.
+PointResult median_repetition(std::vector<PointResult> reps);
 
 }  // namespace contention
