@@ -1,5 +1,6 @@
 #include "contention/client.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <vector>
@@ -48,7 +49,8 @@ Errc round_trip(Link& l, const std::vector<unsigned char>& request) {
 
 ClientReport stream(Link& l, const PointSpec& spec, const Window& w) {
   std::vector<unsigned char> request(spec.size, 0x5a);
-  ClientReport r{0, 0};
+  ClientReport r{0, 0, 0};
+  uint64_t sent = clan::now_ns();
   for (uint64_t n = 0;; ++n) {
     request[0] = static_cast<unsigned char>(n);
     if (Errc e = round_trip(l, request); e != Errc::kOk) {
@@ -57,7 +59,11 @@ ClientReport stream(Link& l, const PointSpec& spec, const Window& w) {
     }
     const uint64_t now = clan::now_ns();
     if (now >= w.end_ns) break;
-    if (now >= w.begin_ns) ++r.replies;
+    if (now >= w.begin_ns) {
+      ++r.replies;
+      r.max_round_trip_ns = std::max(r.max_round_trip_ns, now - sent);
+    }
+    sent = now;
   }
   l.close();
   return r;

@@ -53,6 +53,7 @@ struct Window {
 struct ClientReport {
   int32_t status;  // 0, or the clan::Errc that ended the stream
   uint64_t replies;
+  uint64_t max_round_trip_ns;  // the longest request-reply in the window
 };
 
 // The server's resident-set counters over the window.

@@ -73,6 +73,7 @@ bool gather(Procs& ps, PointResult& r) {
     if (!ps.clients[i].ctl.get(c, milliseconds(120000)) || c.status != 0)
       return r.error = "client " + std::to_string(i) + " failed (status " + std::to_string(c.status) + ")", false;
     r.replies.push_back(c.replies);
+    r.max_round_trip_ns = std::max(r.max_round_trip_ns, c.max_round_trip_ns);
   }
   ServerReport s{};
   if (!ps.server.ctl.get(s, milliseconds(120000)) || s.status != 0)

@@ -17,6 +17,7 @@ struct Timing {
 struct PointResult {
   PointSpec spec;
   std::vector<uint64_t> replies;  // per client, over the window
+  uint64_t max_round_trip_ns = 0; // the longest of any client
   double seconds = 0;             // the window's length
   uint64_t remaps = 0, evictions = 0;
   std::string error;              // empty when the point succeeded

@@ -87,11 +87,12 @@ void serve_all(std::vector<std::unique_ptr<Link>>& links, clan::EventQueue& q, S
   auto visit = [&](size_t i) {
     if (i < links.size() && open[i] && !drain(*links[i], s)) open[i] = false, --left, links[i]->close();
   };
-  const auto give_up = std::chrono::steady_clock::now() + kIdleLimit;
+  auto give_up = std::chrono::steady_clock::now() + kIdleLimit;
   while (left > 0 && std::chrono::steady_clock::now() < give_up) {
     auto ev = q.wait(Deadline::after(milliseconds(20)));
     if (ev) {
       visit(ev.value().user);
+      give_up = std::chrono::steady_clock::now() + kIdleLimit;
       continue;
     }
     for (size_t i = 0; i < links.size(); ++i) visit(i);
