@@ -101,7 +101,8 @@ bench::Table point_table(const std::vector<PointResult>& pts, bool files) {
   bench::Table t({{"config", "", false}, {"frames", "", false}, {"replacement", "", false}, {"size"}, {"clients"},
                   {"min_msg_s", "min msg/s"}, {"median_msg_s", "median msg/s"}, {"max_msg_s", "max msg/s"},
                   {"aggregate_msg_s", "aggregate msg/s"}, {"aggregate_mb_s", "MB/s"}, {"remaps_s", "remaps/s"},
-                  {"evictions_s", "evictions/s"}, {"max_round_trip_ms", "max RT ms"}, {"aggregate_range", "aggregate of reps", false},
+                  {"evictions_s", "evictions/s"}, {"max_round_trip_ms", "max RT ms"},
+                  {"aggregate_range", "aggregate of reps", false},
                   {"reps"}, {"error", "", false}});
   for (const PointResult& p : pts) {
     const PointSpec& s = p.spec;
@@ -110,8 +111,8 @@ bench::Table point_table(const std::vector<PointResult>& pts, bool files) {
            bench::Value(p.median_rate(), f), bench::Value(p.max_rate(), f), bench::Value(p.aggregate(), f),
            bench::Value(p.mb_s(), files ? "%.3f" : "%.1f"), bench::Value(p.remaps_per_s(), f),
            bench::Value(static_cast<double>(p.evictions) / p.seconds, f),
-           bench::Value(static_cast<double>(p.max_round_trip_ns) / 1e6, files ? "%.3f" : "%.1f"), range(p.aggregates), p.aggregates.size(),
-           p.error});
+           bench::Value(static_cast<double>(p.max_round_trip_ns) / 1e6, files ? "%.3f" : "%.1f"), range(p.aggregates),
+           p.aggregates.size(), p.error});
   }
   return t;
 }
