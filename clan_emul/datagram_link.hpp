@@ -88,6 +88,7 @@
 #include "clan_emul/datagram_receiver.hpp"
 #include "clan_emul/datagram_sender.hpp"
 #include "clan_emul/deadline.hpp"
+#include "clan_emul/endpoint.hpp"
 #include "clan_emul/error.hpp"
 #include "clan_emul/oob_connection.hpp"
 
@@ -260,6 +261,8 @@ class DatagramLink {
 
   Config config_;
   size_t ack_every_ = 0;
+  // Before the rings: released after their regions and apertures.
+  Endpoint endpoint_;
   std::unique_ptr<DatagramSender> tx_;
   std::unique_ptr<DatagramReceiver> rx_;
   EventQueue* own_events_ = nullptr;  // connect()'s queue, with a source we added
