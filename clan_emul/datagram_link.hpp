@@ -157,6 +157,8 @@ class DatagramLink {
   // ring's tripwire posts there (value `user`), and so does the link when
   // another thread's send() moved a datagram into the local queue.
   // kInvalidArgument: bad config or a ring too small for the window.
+  // The link is an endpoint of its own, as a DmqConnection is: its rings are
+  // resident while it holds one of the NIC's frames.
   static Result<std::unique_ptr<DatagramLink>> connect(Nic& nic, OobManager& oob,
                                                        const std::string& node, uint16_t port,
                                                        const Config& config, Deadline deadline,

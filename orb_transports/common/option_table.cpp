@@ -31,15 +31,15 @@ constexpr uint64_t kGiB = uint64_t{1} << 30;
 constexpr uint64_t kMaxConnections = 65536;
 static_assert(2 * kMaxConnections <= clan::kMaxRegionsLimit);
 
-// The bounds are what is sane, not what the field holds: a spin beyond a
-// second, or a timeout beyond ten, is a mistake. A ring must hold giop:clan's
-// largest message (64 KiB) twice over, and a peer accepts rings up to 1 GiB.
-// otp's window is bounded by what its ring can hold of 9 KiB datagrams.
 // clan::Replacement's values, by number.
 constexpr const char* kReplacementNames[] = {"random", "lru", nullptr};
 static_assert(static_cast<uint32_t>(clan::Replacement::kRandom) == 0 &&
               static_cast<uint32_t>(clan::Replacement::kLru) == 1);
 
+// The bounds are what is sane, not what the field holds: a spin beyond a
+// second, or a timeout beyond ten, is a mistake. A ring must hold giop:clan's
+// largest message (64 KiB) twice over, and a peer accepts rings up to 1 GiB.
+// otp's window is bounded by what its ring can hold of 9 KiB datagrams.
 constexpr std::array<OrbOptionSpec, 13> kTable{{
     {"clanSpinNs", "giop:clan, giop:otp", "ns", 0, clan::kMaxSpinNs, false, nullptr,
      "How long a call blocked on the fabric spins before it sleeps (at most 1 s).",
@@ -89,7 +89,7 @@ constexpr std::array<OrbOptionSpec, 13> kTable{{
      kReplacementNames},
 }};
 
-// omniORB's -ORBdumpConfiguration prints every value as a CORBA::ULong.
+// omniORB's -ORBdumpConfiguration prints every number as a CORBA::ULong.
 static_assert([] {
   for (const OrbOptionSpec& spec : kTable)
     if (spec.max > std::numeric_limits<uint32_t>::max()) return false;
