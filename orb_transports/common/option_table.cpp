@@ -26,16 +26,21 @@ void set_field(FabricOptions& o, uint64_t v) {
 }
 
 constexpr uint64_t kGiB = uint64_t{1} << 30;
-// The NIC's tables grow with it (two regions, two tripwires and an event
-// source a connection); 65536 connections make them a few MiB.
+// The NIC's tables grow with it (an endpoint, two regions, two tripwires and
+// an event source a connection); 65536 connections make them a few MiB.
 constexpr uint64_t kMaxConnections = 65536;
 static_assert(2 * kMaxConnections <= clan::kMaxRegionsLimit);
+
+// clan::Replacement's values, by number.
+constexpr const char* kReplacementNames[] = {"random", "lru", nullptr};
+static_assert(static_cast<uint32_t>(clan::Replacement::kRandom) == 0 &&
+              static_cast<uint32_t>(clan::Replacement::kLru) == 1);
 
 // The bounds are what is sane, not what the field holds: a spin beyond a
 // second, or a timeout beyond ten, is a mistake. A ring must hold giop:clan's
 // largest message (64 KiB) twice over, and a peer accepts rings up to 1 GiB.
 // otp's window is bounded by what its ring can hold of 9 KiB datagrams.
-constexpr std::array<OrbOptionSpec, 10> kTable{{
+constexpr std::array<OrbOptionSpec, 13> kTable{{
     {"clanSpinNs", "giop:clan, giop:otp", "ns", 0, clan::kMaxSpinNs, false, nullptr,
      "How long a call blocked on the fabric spins before it sleeps (at most 1 s).",
      get_field<&FabricOptions::spin_ns>, set_field<&FabricOptions::spin_ns>},
@@ -62,8 +67,8 @@ constexpr std::array<OrbOptionSpec, 10> kTable{{
      "its calls' round trips; repeated timeouts back off up to 16 times this.",
      get_field<&FabricOptions::otp_rto_us>, set_field<&FabricOptions::otp_rto_us>},
     {"clanMaxConnections", "giop:clan, giop:otp", "connections", 1, kMaxConnections, false, nullptr,
-     "Connections the process's NIC has room for, giop:clan and giop:otp, in and out together; "
-     "a server out of room refuses new ones and logs it.",
+     "Connections the process's NIC has room for, giop:clan and giop:otp, in and out together, "
+     "resident or not; a server out of room refuses new ones and logs it.",
      get_field<&FabricOptions::max_connections>, set_field<&FabricOptions::max_connections>},
     {"clanMaxConnectionsPerClient", "giop:clan, giop:otp, giop:via", "connections", 0, 65535, false,
      nullptr,
@@ -71,9 +76,20 @@ constexpr std::array<OrbOptionSpec, 10> kTable{{
      "(0: no limit).",
      get_field<&FabricOptions::max_connections_per_client>,
      set_field<&FabricOptions::max_connections_per_client>},
+    {"clanFrames", "giop:clan, giop:otp, giop:via", "frames", 1, kMaxConnections, false, nullptr,
+     "Connections the process's NICs keep resident at once (paper 004's frames); the others wait "
+     "in host memory and are re-mapped on their next message, evicting another.",
+     get_field<&FabricOptions::frames>, set_field<&FabricOptions::frames>},
+    {"clanRemapNs", "giop:clan, giop:otp, giop:via", "ns", 0, clan::kMaxSpinNs, false, nullptr,
+     "The emulated cost of making a connection resident (at most 1 s).",
+     get_field<&FabricOptions::remap_ns>, set_field<&FabricOptions::remap_ns>},
+    {"clanReplacement", "giop:clan, giop:otp, giop:via", "", 0, 1, false, nullptr,
+     "Which resident connection gives up its frame: any at random, or the least recently used.",
+     get_field<&FabricOptions::replacement>, set_field<&FabricOptions::replacement>,
+     kReplacementNames},
 }};
 
-// omniORB's -ORBdumpConfiguration prints every value as a CORBA::ULong.
+// omniORB's -ORBdumpConfiguration prints every number as a CORBA::ULong.
 static_assert([] {
   for (const OrbOptionSpec& spec : kTable)
     if (spec.max > std::numeric_limits<uint32_t>::max()) return false;
@@ -97,6 +113,12 @@ const OrbOptionSpec* find_orb_option(const char* key) {
 }
 
 std::string accepted_range(const OrbOptionSpec& spec) {
+  if (spec.names) {
+    std::string r = spec.names[0];
+    for (size_t i = 1; spec.names[i]; ++i)
+      r += (spec.names[i + 1] ? ", " : " or ") + std::string(spec.names[i]);
+    return r;
+  }
   std::string r = spec.power_of_two ? "a power of two from " : "";
   r += std::to_string(spec.min) + " to " + with_unit(spec.max, spec.unit);
   if (spec.shares_max_with)
@@ -104,8 +126,21 @@ std::string accepted_range(const OrbOptionSpec& spec) {
   return r;
 }
 
+std::string value_text(const OrbOptionSpec& spec, uint64_t value) {
+  return spec.names ? spec.names[value] : std::to_string(value);
+}
+
 std::optional<std::string> check_value(const OrbOptionSpec& spec, const char* text,
                                        uint64_t& value) {
+  if (spec.names) {
+    for (uint64_t i = 0; spec.names[i]; ++i) {
+      if (std::strcmp(text, spec.names[i]) != 0) continue;
+      value = i;
+      return std::nullopt;
+    }
+    return std::string("the value is not one of its names; ") + spec.key + " takes " +
+           accepted_range(spec);
+  }
   const ParsedValue p = parse_decimal(text);
   std::string problem;
   if (p.problem != ValueProblem::kNone) {
@@ -143,7 +178,9 @@ std::string orb_options_markdown() {
       "|---|---|---|---|---|\n";
   for (const OrbOptionSpec& spec : kTable) {
     t += std::string("| `-ORB") + spec.key + "` | " + spec.transports + " | " +
-         with_unit(spec.get(defaults), spec.unit) + " | " + accepted_range(spec) + " | " + spec.what +
+         (spec.names ? value_text(spec, spec.get(defaults))
+                     : with_unit(spec.get(defaults), spec.unit)) +
+         " | " + accepted_range(spec) + " | " + spec.what +
          " |\n";
   }
   return t;

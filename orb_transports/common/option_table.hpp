@@ -25,13 +25,19 @@ struct OrbOptionSpec {
   const char* what;
   uint64_t (*get)(const FabricOptions&);
   void (*set)(FabricOptions&, uint64_t);
+  // An enumerated option: its values' names, by number, ending in a null;
+  // the value is given by name. Null for a number.
+  const char* const* names = nullptr;
 };
 
 std::span<const OrbOptionSpec> orb_option_table();
 const OrbOptionSpec* find_orb_option(const char* key);
 
-// "0 .. 1000000000 ns", "a power of two from 262144 to 1073741824 bytes".
+// "0 .. 1000000000 ns", "a power of two from 262144 to 1073741824 bytes",
+// "random or lru".
 std::string accepted_range(const OrbOptionSpec& spec);
+// The value as given: its name for an enumerated option, else its digits.
+std::string value_text(const OrbOptionSpec& spec, uint64_t value);
 // What is wrong with `text` as this option's value (with the accepted
 // range), or nullopt and the value.
 std::optional<std::string> check_value(const OrbOptionSpec& spec, const char* text,

@@ -102,6 +102,10 @@ std::vector<BadValue> bad_values(const OrbOptionSpec& spec) {
   if (spec.max < UINT32_MAX) v.push_back({std::to_string(spec.max + 1), "above the range"});
   if (spec.min > 0) v.push_back({std::to_string(spec.min - 1), "below the range"});
   if (spec.power_of_two) v.push_back({std::to_string(spec.min + 1), "not a power of two"});
+  if (spec.names) {
+    v.push_back({"0", "a number, not a name"});
+    v.push_back({std::string(spec.names[0]) + "x", "not a name"});
+  }
   return v;
 }
 
@@ -124,7 +128,7 @@ void check_refusals(Via via) {
 void check_range_ends_accepted(Via via) {
   for (const OrbOptionSpec& spec : clanorb::orb_option_table()) {
     for (uint64_t end : {spec.min, spec.max}) {
-      const std::string value = std::to_string(end);
+      const std::string value = clanorb::value_text(spec, end);
       INFO(spec.key << " = " << value << ", " << where(via));
       const Finished o = run_and_dump(via, {{spec.key, value}});
       INFO(o.output);
@@ -194,7 +198,7 @@ TEST_CASE("without clanorb options, ORB_init holds the table's defaults", "[orb]
   const Finished o = run_and_dump(Via::kCommandLine, {});
   INFO(o.output);
   for (const OrbOptionSpec& spec : clanorb::orb_option_table())
-    CHECK(o.has(dumped(spec.key, std::to_string(spec.get(defaults)))));
+    CHECK(o.has(dumped(spec.key, clanorb::value_text(spec, spec.get(defaults)))));
 }
 
 TEST_CASE("the README's options table is the option table", "[orb][options][readme]") {
