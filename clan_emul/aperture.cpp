@@ -21,6 +21,9 @@ Aperture& Aperture::operator=(Aperture&& o) noexcept {
     slot_ = std::exchange(o.slot_, nullptr);
     expect_state_ = o.expect_state_;
     cookie_ = o.cookie_;
+    counted_ = o.counted_;
+    own_endpoint_ = o.own_endpoint_;
+    own_slot_ = std::exchange(o.own_slot_, nullptr);
   }
   return *this;
 }
@@ -28,7 +31,8 @@ Aperture& Aperture::operator=(Aperture&& o) noexcept {
 void Aperture::reset() {
   if (!nic_) return;
   memory_.reset();
-  nic_->release_import();
+  if (counted_) nic_->release_import();
+  own_slot_ = nullptr;
   peer_.reset();
   nic_ = nullptr;
   base_ = nullptr;
@@ -36,14 +40,15 @@ void Aperture::reset() {
 }
 
 Errc Aperture::state_error(uint64_t state) const {
-  if ((state >> 2) != cookie_.generation) return Errc::kStaleCookie;
-  if ((state & 3) == kRegionRevoked) return Errc::kRevokedCookie;
+  if (region_generation(state) != cookie_.generation) return Errc::kStaleCookie;
+  if (region_kind(state) == kRegionRevoked) return Errc::kRevokedCookie;
   return Errc::kStaleCookie;
 }
 
 Errc Aperture::check() const {
   if (!nic_) return Errc::kClosed;
-  uint64_t s = slot_->state.load(std::memory_order_acquire);
+  // A region that is not resident is still good: writes wait for it.
+  uint64_t s = without_residency(slot_->state.load(std::memory_order_acquire));
   return s == expect_state_ ? Errc::kOk : state_error(s);
 }
 
@@ -67,7 +72,10 @@ Errc Aperture::write(size_t offset, const void* src, size_t len) {
   if (!nic_) return Errc::kClosed;
   if (offset > size_ || len > size_ - offset) return Errc::kOutOfRange;
   uint64_t s = slot_->state.load(std::memory_order_acquire);
-  if (s != expect_state_) return state_error(s);
+  if (s != expect_state_) {
+    if (Errc e = admit(s); e != Errc::kOk) return e;
+  }
+  mark_use();
   // memcpy from a null source is undefined even for no bytes, and an empty
   // message may well have no buffer.
   if (len != 0) std::memcpy(base_ + offset, src, len);
@@ -82,7 +90,10 @@ Errc Aperture::write_word(size_t offset, uint64_t value) {
   if (offset > size_ || size_ - offset < 8) return Errc::kOutOfRange;
   if (offset % 8 != 0) return Errc::kInvalidArgument;
   uint64_t s = slot_->state.load(std::memory_order_acquire);
-  if (s != expect_state_) return state_error(s);
+  if (s != expect_state_) {
+    if (Errc e = admit(s); e != Errc::kOk) return e;
+  }
+  mark_use();
   std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(base_ + offset))
       .store(value, std::memory_order_release);
   match_tripwires(offset, 8);

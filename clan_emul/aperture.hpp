@@ -48,6 +48,24 @@ class Aperture {
   friend class Nic;
   Errc state_error(uint64_t state) const;
   void match_tripwires(size_t offset, size_t len) const;
+  // The slow path of a write whose check failed: holds the writer while the
+  // exporter's endpoint is not resident (aperture_residency.cpp).
+  Errc admit(uint64_t state);
+  Errc hold_until_resident();
+  // The fast path's residency marks, in the lines it reads anyway.
+  void mark_use() {
+    if (slot_->referenced.load(std::memory_order_relaxed) == 0) {
+      slot_->referenced.store(1, std::memory_order_relaxed);
+    }
+    if (!own_slot_) return;
+    if (own_slot_->referenced.load(std::memory_order_relaxed) == 0) {
+      own_slot_->referenced.store(1, std::memory_order_relaxed);
+    }
+    if (own_slot_->residency.load(std::memory_order_relaxed) != static_cast<uint32_t>(Residency::kOnNic)) {
+      own_endpoint_fault();
+    }
+  }
+  void own_endpoint_fault();
 
   Nic* nic_ = nullptr;
   std::shared_ptr<PeerNic> peer_;
@@ -57,6 +75,9 @@ class Aperture {
   RegionSlot* slot_ = nullptr;
   uint64_t expect_state_ = 0;
   RdmaCookie cookie_{};
+  bool counted_ = true;  // against the NIC's max_imports (no endpoint)
+  uint32_t own_endpoint_ = 0;
+  EndpointSlot* own_slot_ = nullptr;  // the endpoint this aperture belongs to
 };
 
 }  // namespace clan

@@ -53,9 +53,15 @@ Result<std::unique_ptr<DatagramLink>> DatagramLink::make(Nic& nic, const Config&
   // asleep) once per window. ack_every = window is paper 003's "one ack
   // restores the whole window".
   l->ack_every_ = config.ack_every ? config.ack_every : std::max<size_t>(1, config.window / 2);
-  auto rx = DatagramReceiver::create(nic, config, events, user);
+  // The link is an endpoint of its own (paper 004 sect. 3), as a
+  // DmqConnection is: its rings are resident while it holds a frame, and
+  // its apertures do not count against the NIC's imports.
+  auto endpoint = nic.create_endpoint();
+  if (!endpoint) return endpoint.error();
+  l->endpoint_ = std::move(endpoint.value());
+  auto rx = DatagramReceiver::create(nic, config, events, user, &l->endpoint_);
   if (!rx) return rx.error();
-  auto tx = DatagramSender::create(nic, config);
+  auto tx = DatagramSender::create(nic, config, &l->endpoint_);
   if (!tx) return tx.error();
   l->rx_ = std::move(rx.value());
   l->tx_ = std::move(tx.value());

@@ -88,6 +88,7 @@
 #include "clan_emul/datagram_receiver.hpp"
 #include "clan_emul/datagram_sender.hpp"
 #include "clan_emul/deadline.hpp"
+#include "clan_emul/endpoint.hpp"
 #include "clan_emul/error.hpp"
 #include "clan_emul/oob_connection.hpp"
 
@@ -156,6 +157,8 @@ class DatagramLink {
   // ring's tripwire posts there (value `user`), and so does the link when
   // another thread's send() moved a datagram into the local queue.
   // kInvalidArgument: bad config or a ring too small for the window.
+  // The link is an endpoint of its own, as a DmqConnection is: its rings are
+  // resident while it holds one of the NIC's frames.
   static Result<std::unique_ptr<DatagramLink>> connect(Nic& nic, OobManager& oob,
                                                        const std::string& node, uint16_t port,
                                                        const Config& config, Deadline deadline,
@@ -260,6 +263,8 @@ class DatagramLink {
 
   Config config_;
   size_t ack_every_ = 0;
+  // Before the rings: released after their regions and apertures.
+  Endpoint endpoint_;
   std::unique_ptr<DatagramSender> tx_;
   std::unique_ptr<DatagramReceiver> rx_;
   EventQueue* own_events_ = nullptr;  // connect()'s queue, with a source we added

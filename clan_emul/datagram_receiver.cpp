@@ -11,10 +11,11 @@ using namespace dgram;
 Result<std::unique_ptr<DatagramReceiver>> DatagramReceiver::create(Nic& nic,
                                                                    const DatagramConfig& config,
                                                                    EventQueue* queue,
-                                                                   uint64_t user) {
+                                                                   uint64_t user,
+                                                                   const Endpoint* endpoint) {
   if (!valid(config)) return Errc::kInvalidArgument;
   std::unique_ptr<DatagramReceiver> r(new DatagramReceiver(config));
-  auto dmq = DmqReceiver::create(nic, dmq_config(config), queue, user);
+  auto dmq = DmqReceiver::create(nic, dmq_config(config), queue, user, endpoint);
   if (!dmq) return dmq.error();
   r->dmq_ = std::move(dmq.value());
   r->copy_.resize(kFrameHeader + config.mtu);

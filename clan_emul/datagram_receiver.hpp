@@ -52,9 +52,11 @@ struct DatagramReceiverStats {
 class DatagramReceiver {
  public:
   // With `queue`, the DMQ's tripwire also posts events there (value `user`).
+  // With an endpoint, its regions and apertures are the endpoint's (see DmqReceiver).
   static Result<std::unique_ptr<DatagramReceiver>> create(Nic& nic, const DatagramConfig& config,
                                                           EventQueue* queue = nullptr,
-                                                          uint64_t user = 0);
+                                                          uint64_t user = 0,
+                                                          const Endpoint* endpoint = nullptr);
   ~DatagramReceiver();
   DatagramReceiver(const DatagramReceiver&) = delete;
   DatagramReceiver& operator=(const DatagramReceiver&) = delete;

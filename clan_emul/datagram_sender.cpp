@@ -23,10 +23,11 @@ bool wait_until(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
 }  // namespace
 
 Result<std::unique_ptr<DatagramSender>> DatagramSender::create(Nic& nic,
-                                                               const DatagramConfig& config) {
+                                                               const DatagramConfig& config,
+                                                               const Endpoint* endpoint) {
   if (!valid(config)) return Errc::kInvalidArgument;
   std::unique_ptr<DatagramSender> s(new DatagramSender(config));
-  auto dmq = DmqSender::create(nic, dmq_config(config));
+  auto dmq = DmqSender::create(nic, dmq_config(config), endpoint);
   if (!dmq) return dmq.error();
   s->dmq_ = std::move(dmq.value());
   if (config.faults.delay.count() > 0) {

@@ -54,7 +54,9 @@ struct DatagramSenderStats {
 class DatagramSender {
  public:
   // kInvalidArgument for an invalid config (see dgram::valid).
-  static Result<std::unique_ptr<DatagramSender>> create(Nic& nic, const DatagramConfig& config);
+  // With an endpoint, its regions and apertures are the endpoint's (see DmqSender).
+  static Result<std::unique_ptr<DatagramSender>> create(Nic& nic, const DatagramConfig& config,
+                                                        const Endpoint* endpoint = nullptr);
   // Stops the link thread; frames still held are lost (close() first to flush).
   ~DatagramSender();
   DatagramSender(const DatagramSender&) = delete;

@@ -28,12 +28,20 @@ constexpr uint64_t kMaxPeerRing = uint64_t{1} << 30;
 }  // namespace
 
 Result<std::unique_ptr<DmqConnection>> DmqConnection::make(Nic& nic, const DmqConfig& rx_config,
-                                                           EventQueue* events, uint64_t user) {
+                                                           EventQueue* events, uint64_t user,
+                                                           const Endpoint* endpoint) {
   std::unique_ptr<DmqConnection> c(new DmqConnection());
-  auto rx = DmqReceiver::create(nic, rx_config, events, user);
+  if (!endpoint) {
+    auto own = nic.create_endpoint();
+    if (!own) return own.error();
+    c->own_endpoint_ = std::move(own.value());
+    endpoint = &c->own_endpoint_;
+  }
+  c->endpoint_ = endpoint;
+  auto rx = DmqReceiver::create(nic, rx_config, events, user, endpoint);
   if (!rx) return rx.error();
   // The sender's geometry is the peer's; it is replaced in attach().
-  auto tx = DmqSender::create(nic, rx_config);
+  auto tx = DmqSender::create(nic, rx_config, endpoint);
   if (!tx) return tx.error();
   c->rx_ = std::move(rx.value());
   c->tx_ = std::move(tx.value());
@@ -79,8 +87,9 @@ Result<std::unique_ptr<DmqConnection>> DmqConnection::connect(Nic& nic, OobManag
                                                               uint16_t port,
                                                               const DmqConfig& rx_config,
                                                               Deadline deadline,
-                                                              EventQueue* events, uint64_t user) {
-  auto c = make(nic, rx_config, events, user);
+                                                              EventQueue* events, uint64_t user,
+                                                              const Endpoint* endpoint) {
+  auto c = make(nic, rx_config, events, user, endpoint);
   if (!c) return c.error();
   auto conn = oob.connect(node, port, (*c)->hello(), deadline);
   if (!conn) return conn.error();
@@ -95,8 +104,9 @@ Result<std::unique_ptr<DmqConnection>> DmqConnection::connect(Nic& nic, OobManag
 
 Result<std::unique_ptr<DmqConnection>> DmqConnection::accept(Nic& nic, OobRequest& request,
                                                              const DmqConfig& rx_config,
-                                                             EventQueue* events, uint64_t user) {
-  auto c = make(nic, rx_config, events, user);
+                                                             EventQueue* events, uint64_t user,
+                                                             const Endpoint* endpoint) {
+  auto c = make(nic, rx_config, events, user, endpoint);
   if (!c) {
     request.reject();
     return c.error();

@@ -9,10 +9,12 @@ namespace clan {
 using namespace dmq;
 
 Result<std::unique_ptr<DmqReceiver>> DmqReceiver::create(Nic& nic, const DmqConfig& config,
-                                                         EventQueue* queue, uint64_t user) {
+                                                         EventQueue* queue, uint64_t user,
+                                                         const Endpoint* endpoint) {
   if (!valid(config)) return Errc::kInvalidArgument;
   std::unique_ptr<DmqReceiver> r(new DmqReceiver(nic, config));
-  auto region = nic.export_region(receiver_region_bytes(config));
+  r->endpoint_ = endpoint;
+  auto region = nic.export_region(receiver_region_bytes(config), endpoint);
   if (!region) return region.error();
   r->region_ = std::move(region.value());
   auto tw = nic.arm_tripwire(r->region_, kLazyWrite, queue, user);
@@ -26,7 +28,7 @@ DmqReceiver::~DmqReceiver() = default;
 Errc DmqReceiver::attach(const RdmaCookie& sender) {
   if (sender_.valid()) return Errc::kInvalidArgument;
   if (sender.length < kSenderRegionBytes) return Errc::kInvalidArgument;
-  auto ap = nic_.import(sender);
+  auto ap = nic_.import(sender, endpoint_);
   if (!ap) return ap.error();
   sender_ = std::move(ap.value());
   return Errc::kOk;

@@ -17,6 +17,7 @@
 namespace clan {
 
 class EventQueue;
+class Endpoint;
 class Nic;
 
 struct DmqMessage {
@@ -28,9 +29,12 @@ class DmqReceiver {
  public:
   // With `queue`, the tripwire on lazy_write_i also posts events there
   // (value `user`), so one thread can watch many queues.
+  // With an endpoint, the ring and the aperture onto the sender's read
+  // pointer belong to it (see endpoint.hpp).
   static Result<std::unique_ptr<DmqReceiver>> create(Nic& nic, const DmqConfig& config,
                                                      EventQueue* queue = nullptr,
-                                                     uint64_t user = 0);
+                                                     uint64_t user = 0,
+                                                     const Endpoint* endpoint = nullptr);
   ~DmqReceiver();
 
   RdmaCookie cookie() const { return region_.cookie(); }
@@ -73,6 +77,7 @@ class DmqReceiver {
   Errc fail(Errc e);
 
   Nic& nic_;
+  const Endpoint* endpoint_ = nullptr;
   DmqConfig config_;
   Region region_;
   Tripwire data_tripwire_;

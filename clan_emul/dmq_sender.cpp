@@ -8,10 +8,12 @@ namespace clan {
 
 using namespace dmq;
 
-Result<std::unique_ptr<DmqSender>> DmqSender::create(Nic& nic, const DmqConfig& config) {
+Result<std::unique_ptr<DmqSender>> DmqSender::create(Nic& nic, const DmqConfig& config,
+                                                     const Endpoint* endpoint) {
   if (!valid(config)) return Errc::kInvalidArgument;
   std::unique_ptr<DmqSender> s(new DmqSender(nic, config));
-  auto region = nic.export_region(kSenderRegionBytes);
+  s->endpoint_ = endpoint;
+  auto region = nic.export_region(kSenderRegionBytes, endpoint);
   if (!region) return region.error();
   s->region_ = std::move(region.value());
   auto tw = nic.arm_tripwire(s->region_, kLazyRead);
@@ -27,7 +29,7 @@ DmqSender::~DmqSender() {
 Errc DmqSender::attach(const RdmaCookie& receiver) {
   if (ring_.valid()) return Errc::kInvalidArgument;
   if (receiver.length < receiver_region_bytes(config_)) return Errc::kInvalidArgument;
-  auto ap = nic_.import(receiver);
+  auto ap = nic_.import(receiver, endpoint_);
   if (!ap) return ap.error();
   ring_ = std::move(ap.value());
   return Errc::kOk;

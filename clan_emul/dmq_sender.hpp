@@ -16,11 +16,15 @@
 
 namespace clan {
 
+class Endpoint;
 class Nic;
 
 class DmqSender {
  public:
-  static Result<std::unique_ptr<DmqSender>> create(Nic& nic, const DmqConfig& config);
+  // With an endpoint, the read-pointer region and the aperture onto the
+  // receiver's ring belong to it (see endpoint.hpp).
+  static Result<std::unique_ptr<DmqSender>> create(Nic& nic, const DmqConfig& config,
+                                                   const Endpoint* endpoint = nullptr);
   ~DmqSender();
 
   // The cookie the receiver needs (for its read_i updates).
@@ -59,6 +63,7 @@ class DmqSender {
   Errc fail(Errc e);
 
   Nic& nic_;
+  const Endpoint* endpoint_ = nullptr;
   DmqConfig config_;
   Region region_;
   Tripwire space_tripwire_;

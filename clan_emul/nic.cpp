@@ -14,6 +14,7 @@
 #include "clan_emul/error_detail.hpp"
 #include "clan_emul/event_queue.hpp"
 #include "clan_emul/region.hpp"
+#include "clan_emul/resident_set.hpp"
 #include "clan_emul/runner.hpp"
 #include "clan_emul/tripwire.hpp"
 
@@ -71,9 +72,17 @@ Result<std::unique_ptr<Nic>> Nic::open(NicConfig config) {
       config.max_event_queues == 0 || config.max_event_queues > kMaxEventQueuesLimit ||
       !power_of_two(config.event_queue_capacity) ||
       config.event_queue_capacity > kEventQueueCapacityLimit || config.max_imports == 0 ||
-      config.dma_queue_depth == 0) {
+      config.dma_queue_depth == 0 || config.max_endpoints > kMaxEndpointsLimit ||
+      config.frames == 0) {
     return set_error(Errc::kInvalidArgument, 0, "NIC '%s': a limit of its configuration is 0 or too large",
                      config.name.c_str());
+  }
+  if (config.max_endpoints == 0) config.max_endpoints = config.event_queue_capacity - 1;
+  if (config.max_endpoints >= config.event_queue_capacity) {
+    // The re-mapping thread's request queue has a source per endpoint.
+    return set_error(Errc::kInvalidArgument, 0,
+                     "NIC '%s': %u endpoints need an event queue capacity above that (it is %u)",
+                     config.name.c_str(), config.max_endpoints, config.event_queue_capacity);
   }
   if (config.name.empty() || config.name.size() >= sizeof NicHeader::name) {
     return set_error(Errc::kInvalidArgument, 0, "NIC name '%s' is %zu characters; 1 to %zu allowed",
@@ -84,14 +93,14 @@ Result<std::unique_ptr<Nic>> Nic::open(NicConfig config) {
   std::unique_ptr<Nic> nic(new Nic(std::move(config)));
   const NicConfig& c = nic->config_;
   uint64_t id = random_u64();
-  NicLayout layout = NicLayout::compute(c.max_regions, c.max_tripwires, c.max_event_queues,
-                                        c.event_queue_capacity);
+  NicLayout layout = NicLayout::compute(c.max_regions, c.max_tripwires, c.max_endpoints,
+                                        c.max_event_queues, c.event_queue_capacity);
   auto seg = SharedMemory::create(nic_memfd_name(id), layout.total);
   if (!seg) return append_error_context(seg.error(), "NIC '%s'", c.name.c_str());
   nic->segment_ = std::move(seg.value());
   NicView& v = nic->view_;
-  v = NicView{nic->segment_.data(), layout, c.max_regions, c.max_tripwires, c.max_event_queues,
-              c.event_queue_capacity};
+  v = NicView{nic->segment_.data(), layout,           c.max_regions, c.max_tripwires,
+              c.max_event_queues,    c.event_queue_capacity, c.max_endpoints};
   NicHeader* h = v.header();
   h->version = kNicLayoutVersion;
   h->pid = getpid();
@@ -100,6 +109,7 @@ Result<std::unique_ptr<Nic>> Nic::open(NicConfig config) {
   h->max_tripwires = c.max_tripwires;
   h->max_event_queues = c.max_event_queues;
   h->event_queue_capacity = c.event_queue_capacity;
+  h->max_endpoints = c.max_endpoints;
   std::strncpy(h->name, c.name.c_str(), sizeof h->name - 1);
   for (uint32_t i = 0; i < c.max_event_queues; ++i) v.queue(i)->capacity = c.event_queue_capacity;
   std::atomic_ref<uint64_t>(h->magic).store(kNicMagic, std::memory_order_release);
@@ -115,6 +125,8 @@ Result<std::unique_ptr<Nic>> Nic::open(NicConfig config) {
 Nic::~Nic() {
   // Pending DMA completes before the memory it targets goes away.
   dma_.reset();
+  resident_.store(nullptr);
+  resident_owner_.reset();
 }
 
 DmaEngine& Nic::dma() {
@@ -146,8 +158,9 @@ std::string Nic::region_memfd_name(uint64_t nic_id, uint32_t index, uint32_t gen
 
 // ---- regions ---------------------------------------------------------------
 
-Result<Region> Nic::export_region(size_t bytes) {
+Result<Region> Nic::export_region(size_t bytes, const Endpoint* endpoint) {
   if (bytes == 0 || bytes > (size_t{1} << 40)) return Errc::kInvalidArgument;
+  if (endpoint && endpoint->nic_ != this) return Errc::kInvalidArgument;
   uint32_t index, generation;
   {
     std::lock_guard lock(mu_);
@@ -178,7 +191,10 @@ Result<Region> Nic::export_region(size_t bytes) {
   slot->fd = r.memory_.fd();
   slot->memfd_generation = generation;
   slot->tw_head.store(0, std::memory_order_relaxed);
+  slot->endpoint.store(0, std::memory_order_relaxed);
+  slot->referenced.store(0, std::memory_order_relaxed);
   slot->state.store(region_state(generation, kRegionLive), std::memory_order_release);
+  if (endpoint) resident_set().attach_region(endpoint->index(), index);
   r.cookie_ = RdmaCookie{id(),          getpid(),       segment_.fd(),  index, generation,
                          slot->length, {slot->secret[0], slot->secret[1]}};
   return r;
@@ -186,8 +202,9 @@ Result<Region> Nic::export_region(size_t bytes) {
 
 void Nic::release_region(uint32_t index) {
   RegionSlot* slot = view_.region(index);
-  uint64_t gen = slot->state.load(std::memory_order_relaxed) >> 2;
-  slot->state.store(region_state(gen, kRegionFree), std::memory_order_release);
+  if (ResidentSet* set = resident_.load(std::memory_order_acquire)) set->detach_region(index);
+  uint64_t gen = region_generation(slot->state.load(std::memory_order_relaxed));
+  store_region_state(slot->state, gen, kRegionFree);
   std::lock_guard lock(mu_);
   free_regions_.push_back(index);
 }
@@ -212,17 +229,19 @@ Result<std::shared_ptr<PeerNic>> Nic::map_peer(const RdmaCookie& cookie) {
   const NicHeader* h = reinterpret_cast<const NicHeader*>(peer->segment.data());
   uint64_t magic = std::atomic_ref<const uint64_t>(h->magic).load(std::memory_order_acquire);
   if (magic != kNicMagic || h->version != kNicLayoutVersion || h->nic_id != cookie.nic_id ||
+      h->max_endpoints == 0 || h->max_endpoints > kMaxEndpointsLimit ||
       h->max_regions == 0 || h->max_regions > kMaxRegionsLimit || h->max_tripwires == 0 ||
       h->max_tripwires > kMaxTripwiresLimit || h->max_event_queues == 0 ||
       h->max_event_queues > kMaxEventQueuesLimit || !power_of_two(h->event_queue_capacity) ||
       h->event_queue_capacity > kEventQueueCapacityLimit) {
     return Errc::kCorrupt;
   }
-  NicLayout layout = NicLayout::compute(h->max_regions, h->max_tripwires, h->max_event_queues,
-                                        h->event_queue_capacity);
+  NicLayout layout = NicLayout::compute(h->max_regions, h->max_tripwires, h->max_endpoints,
+                                        h->max_event_queues, h->event_queue_capacity);
   if (layout.total > peer->segment.size()) return Errc::kCorrupt;
   peer->view = NicView{peer->segment.data(), layout,           h->max_regions,
-                       h->max_tripwires,     h->max_event_queues, h->event_queue_capacity};
+                       h->max_tripwires,     h->max_event_queues, h->event_queue_capacity,
+                       h->max_endpoints};
   peer->nic_id = cookie.nic_id;
   peer->pid = cookie.pid;
   std::shared_ptr<PeerNic> shared(peer.release(), [this](PeerNic* p) {
@@ -246,37 +265,40 @@ size_t Nic::peers_mapped() const {
 }
 
 static Errc cookie_state_error(uint64_t state, uint32_t generation) {
-  if ((state >> 2) != generation) return Errc::kStaleCookie;
-  if ((state & 3) == kRegionRevoked) return Errc::kRevokedCookie;
+  if (region_generation(state) != generation) return Errc::kStaleCookie;
+  if (region_kind(state) == kRegionRevoked) return Errc::kRevokedCookie;
   return Errc::kStaleCookie;  // freed
 }
 
-Result<Aperture> Nic::import(const RdmaCookie& cookie) {
+Result<Aperture> Nic::import(const RdmaCookie& cookie, const Endpoint* endpoint) {
+  if (endpoint && endpoint->nic_ != this) return Errc::kInvalidArgument;
+  const bool counted = endpoint == nullptr;
   std::shared_ptr<PeerNic> peer;
   {
     std::lock_guard lock(mu_);
-    if (imports_ >= config_.max_imports) {
+    if (counted && imports_ >= config_.max_imports) {
       return set_error(Errc::kNoResources, 0, "NIC '%s': no imported aperture left (%u in use, limit %u)",
                        config_.name.c_str(), imports_, config_.max_imports);
     }
     auto p = map_peer(cookie);
     if (!p) return p.error();
     peer = std::move(p.value());
-    ++imports_;
+    if (counted) ++imports_;
   }
   auto fail = [&](Errc e) -> Result<Aperture> {
-    release_import();
+    if (counted) release_import();
     return e;
   };
   const NicView& pv = peer->view;
   if (cookie.region >= pv.max_regions) return fail(Errc::kForgedCookie);
   RegionSlot* slot = pv.region(cookie.region);
   const uint64_t want = region_state(cookie.generation, kRegionLive);
-  uint64_t before = slot->state.load(std::memory_order_acquire);
+  // Residency is not the importer's concern: its writes wait for it.
+  uint64_t before = without_residency(slot->state.load(std::memory_order_acquire));
   if (slot->secret[0] != cookie.secret[0] || slot->secret[1] != cookie.secret[1]) {
     // A wrong secret for the current generation is a forgery; for an older
     // generation we cannot tell forgery from staleness, and say stale.
-    return fail((before >> 2) == cookie.generation ? Errc::kForgedCookie
+    return fail(region_generation(before) == cookie.generation ? Errc::kForgedCookie
                                                    : cookie_state_error(before, cookie.generation));
   }
   if (before != want) return fail(cookie_state_error(before, cookie.generation));
@@ -288,8 +310,8 @@ Result<Aperture> Nic::import(const RdmaCookie& cookie) {
                                      cookie.length);
   if (!mem) return fail(mem.error() == Errc::kStaleCookie ? Errc::kStaleCookie : mem.error());
   // Re-check: the region may have been freed and its slot reused while we mapped.
-  if (slot->state.load(std::memory_order_acquire) != want) {
-    return fail(cookie_state_error(slot->state.load(std::memory_order_acquire), cookie.generation));
+  if (const uint64_t now = without_residency(slot->state.load(std::memory_order_acquire)); now != want) {
+    return fail(cookie_state_error(now, cookie.generation));
   }
   Aperture a;
   a.nic_ = this;
@@ -300,12 +322,47 @@ Result<Aperture> Nic::import(const RdmaCookie& cookie) {
   a.slot_ = slot;
   a.expect_state_ = want;
   a.cookie_ = cookie;
+  a.counted_ = counted;
+  if (endpoint) {
+    a.own_endpoint_ = endpoint->index();
+    a.own_slot_ = view_.endpoint(endpoint->index());
+  }
   return a;
 }
 
 void Nic::release_import() {
   std::lock_guard lock(mu_);
   --imports_;
+}
+
+// ---- endpoints -------------------------------------------------------------
+
+ResidentSet& Nic::resident_set() { return *resident_.load(std::memory_order_acquire); }
+
+Result<Endpoint> Nic::create_endpoint() {
+  {
+    std::lock_guard lock(resident_start_mu_);
+    if (!resident_owner_) {
+      auto set = ResidentSet::start(*this, view_);
+      if (!set) return append_error_context(set.error(), "NIC '%s'", config_.name.c_str());
+      resident_owner_ = std::move(set.value());
+      resident_.store(resident_owner_.get(), std::memory_order_release);
+    }
+  }
+  auto index = resident_set().create();
+  if (!index) return index.error();
+  Endpoint e;
+  e.nic_ = this;
+  e.index_ = index.value();
+  return e;
+}
+
+void Nic::release_endpoint(uint32_t index) { resident_set().destroy(index); }
+
+ResidentSetStats Nic::resident_set_stats() const {
+  ResidentSet* set = resident_.load(std::memory_order_acquire);
+  if (!set) return ResidentSetStats{config_.frames};
+  return set->stats();
 }
 
 // ---- tripwires -------------------------------------------------------------

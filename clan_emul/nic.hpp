@@ -8,6 +8,7 @@
 // After fork(), only the process that opened a Nic may use it.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "clan_emul/cookie.hpp"
+#include "clan_emul/endpoint.hpp"
 #include "clan_emul/error.hpp"
 #include "clan_emul/nic_layout.hpp"
 #include "clan_emul/shared_memory.hpp"
@@ -28,7 +30,9 @@ class Aperture;
 class DmaEngine;
 class EventQueue;
 class Region;
+class ResidentSet;
 class Tripwire;
+struct ResidentSetStats;
 
 struct NicConfig {
   std::string name = "clan";          // node name; appears in memfd names (/proc/*/fd)
@@ -52,6 +56,19 @@ struct NicConfig {
   // How every wait of this NIC goes: poll, block or adaptive (wait_mode.hpp;
   // a tripwire or event queue may be set otherwise). CLAN_WAIT_MODE overrides it.
   WaitMode wait_mode = WaitMode::kAdaptive;
+  // Virtual network endpoints (paper 004 sect. 4.1): an endpoint groups the
+  // resources of one communication locus, and a frame holds one resident
+  // endpoint. Endpoints beyond the frames stay on the host and are made
+  // resident on demand, evicting another. The defaults leave every endpoint
+  // of a small program resident.
+  // Endpoints at once, resident or not (host memory); below
+  // event_queue_capacity, since the re-mapping thread's request queue holds
+  // a source per endpoint. 0: event_queue_capacity - 1.
+  uint32_t max_endpoints = 0;
+  uint32_t frames = 1024;         // endpoints resident at once
+  Replacement replacement = Replacement::kLru;
+  // The emulated cost of one re-mapping, spent by the re-mapping thread.
+  std::chrono::nanoseconds remap_cost = std::chrono::microseconds(20);
 };
 // The longest spin budget accepted (CLAN_SPIN_NS, -ORBclanSpinNs): a spin of
 // more than a second is a mistake, not a tuning.
@@ -78,10 +95,16 @@ class Nic {
   WaitMode wait_mode() const { return config_.wait_mode; }
 
   // Exports a new zero-filled region of `bytes` bytes (rounded up to pages).
-  Result<Region> export_region(size_t bytes);
+  // With an endpoint, the region is resident only while the endpoint is.
+  Result<Region> export_region(size_t bytes, const Endpoint* endpoint = nullptr);
   // Imports a peer's cookie as an outgoing aperture. Forged, stale and revoked
   // cookies are rejected here; a later revocation is caught on each write.
-  Result<Aperture> import(const RdmaCookie& cookie);
+  // With an endpoint, a write through it while the endpoint is not resident
+  // asks for residency and goes on; such an aperture does not count against
+  // max_imports (its mapping is the endpoint's, held by its frame).
+  Result<Aperture> import(const RdmaCookie& cookie, const Endpoint* endpoint = nullptr);
+  // A new endpoint; resident at once if a frame is free.
+  Result<Endpoint> create_endpoint();
   // Arms a tripwire on the word at `offset` of a region this NIC exported.
   // With a queue, each firing posts one event (source `user` value) there.
   Result<Tripwire> arm_tripwire(const Region& region, size_t offset, EventQueue* queue = nullptr,
@@ -96,18 +119,23 @@ class Nic {
   uint32_t imports_in_use() const;
   // Peer NICs whose control segment is mapped: those some aperture imports from.
   size_t peers_mapped() const;
+  // Frames, endpoints and re-mappings so far.
+  ResidentSetStats resident_set_stats() const;
 
  private:
   friend class Region;
   friend class Aperture;
   friend class Tripwire;
   friend class EventQueue;
+  friend class Endpoint;
 
   explicit Nic(NicConfig config);
   void release_region(uint32_t index);
   void release_tripwire(uint32_t index);
   void release_queue(uint32_t index);
   void release_import();  // one imported aperture fewer
+  void release_endpoint(uint32_t index);
+  ResidentSet& resident_set();
   Result<std::shared_ptr<PeerNic>> map_peer(const RdmaCookie& cookie);
   // When the last aperture into a peer NIC goes: its entry in peers_ goes too,
   // so that peers long gone leave nothing behind.
@@ -125,6 +153,11 @@ class Nic {
   std::map<uint64_t, std::weak_ptr<PeerNic>> peers_;  // mapped peer NICs, by id
   uint32_t imports_ = 0;
   std::unique_ptr<DmaEngine> dma_;
+  // Started with the first endpoint, under its own lock (starting it
+  // creates an event queue, which takes mu_); read without a lock.
+  std::mutex resident_start_mu_;
+  std::unique_ptr<ResidentSet> resident_owner_;
+  std::atomic<ResidentSet*> resident_{nullptr};
 };
 
 // Random bits for ids and secrets (getrandom).

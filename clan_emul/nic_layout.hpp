@@ -4,6 +4,7 @@
 // tripwire CAM lookup, event delivery) runs in the writer's process.
 //
 // Layout: NicHeader | RegionSlot[max_regions] | TripwireSlot[max_tripwires] |
+//         EndpointSlot[max_endpoints] |
 //         EventQueue[max_event_queues] (each: EventQueueHeader + slots + pending flags) |
 //         producer words: uint32_t[max_tripwires + max_event_queues]
 // Peers recompute the layout from the header's counts and check it against the
@@ -17,12 +18,13 @@
 namespace clan {
 
 constexpr uint64_t kNicMagic = 0x31434e4e414c43ULL;  // "CLANNC1"
-constexpr uint32_t kNicLayoutVersion = 1;
+constexpr uint32_t kNicLayoutVersion = 2;
 // Upper bounds a peer accepts in a header; the owner's config must respect them too.
 constexpr uint32_t kMaxRegionsLimit = 1u << 20;
 constexpr uint32_t kMaxTripwiresLimit = 1u << 20;
 constexpr uint32_t kMaxEventQueuesLimit = 1u << 12;
 constexpr uint32_t kEventQueueCapacityLimit = 1u << 20;
+constexpr uint32_t kMaxEndpointsLimit = 1u << 20;
 
 struct NicHeader {
   uint64_t magic;
@@ -34,12 +36,33 @@ struct NicHeader {
   uint32_t max_event_queues;
   uint32_t event_queue_capacity;
   char name[64];
+  uint32_t max_endpoints;
+  // The event queue the NIC's re-mapping thread takes residency requests
+  // from: index + 1, 0 until the first endpoint exists.
+  std::atomic<uint32_t> driver_queue;
 };
 
-// Region state word: (generation << 2) | kind. A cookie carries the
-// generation; a write checks the whole word with one load.
+// Region state word: (generation << 3) | not-resident bit | kind. A cookie
+// carries the generation; a write checks the whole word with one load, so a
+// region of a non-resident endpoint (paper 004 sect. 4.1) costs a resident
+// one's writers nothing: the bit makes the one comparison fail, and the
+// writer takes the slow path that asks for residency.
 enum : uint64_t { kRegionFree = 0, kRegionLive = 1, kRegionRevoked = 2 };
-constexpr uint64_t region_state(uint64_t generation, uint64_t kind) { return generation << 2 | kind; }
+constexpr uint64_t kRegionNotResident = 4;
+constexpr uint64_t region_state(uint64_t generation, uint64_t kind) { return generation << 3 | kind; }
+constexpr uint64_t region_generation(uint64_t state) { return state >> 3; }
+constexpr uint64_t region_kind(uint64_t state) { return state & 3; }
+constexpr uint64_t without_residency(uint64_t state) { return state & ~kRegionNotResident; }
+
+struct alignas(64) RegionSlot;
+// Replaces the generation and kind, keeping the not-resident bit, which the
+// re-mapping thread owns.
+inline void store_region_state(std::atomic<uint64_t>& state, uint64_t generation, uint64_t kind) {
+  uint64_t old = state.load(std::memory_order_relaxed);
+  while (!state.compare_exchange_weak(old, region_state(generation, kind) | (old & kRegionNotResident),
+                                      std::memory_order_seq_cst)) {
+  }
+}
 
 struct alignas(64) RegionSlot {
   std::atomic<uint64_t> state;
@@ -48,6 +71,25 @@ struct alignas(64) RegionSlot {
   int32_t fd;                     // the owner's memfd for the region
   uint32_t memfd_generation;      // generation at export: names the memfd (reissue keeps it)
   std::atomic<uint32_t> tw_head;  // first tripwire on this region: index + 1, 0 = none
+  std::atomic<uint32_t> endpoint;  // the endpoint it belongs to: index + 1, 0 = none
+  // Set by writers, cleared by the re-mapping thread as it samples use for
+  // LRU replacement. Beside `state`, so a writer's check of it is free.
+  std::atomic<uint32_t> referenced;
+};
+
+// Where an endpoint lives (paper 004 Fig. 2). On the NIC it holds a frame;
+// on the host read-only it holds none; on the host read-write it holds none
+// yet but has asked for one, and its owner's writes go on meanwhile. (The
+// fourth state, paged out to disk, is not emulated: memfds are not swapped
+// out while mapped.)
+enum class Residency : uint32_t { kFree = 0, kOnHostReadOnly = 1, kOnHostReadWrite = 2, kOnNic = 3 };
+
+struct alignas(64) EndpointSlot {
+  std::atomic<uint32_t> residency;  // a Residency
+  std::atomic<uint32_t> loads;      // futex word: bumped when it becomes resident or goes
+  std::atomic<uint32_t> sleepers;   // writers held for it, asleep on `loads`
+  std::atomic<uint32_t> referenced; // set by its owner's writes (LRU sampling)
+  std::atomic<uint32_t> source;     // its source id on the driver queue
 };
 
 // One CAM entry. `region` is index + 1 while armed; writers match on it, so a
@@ -84,20 +126,22 @@ struct EventSlot {
 struct NicLayout {
   size_t regions_off;
   size_t tripwires_off;
+  size_t endpoints_off;
   size_t queues_off;
   size_t queue_stride;
   size_t producers_off;  // the thread id that last fired each tripwire / posted to each queue
   size_t total;
 
-  static NicLayout compute(uint32_t max_regions, uint32_t max_tripwires, uint32_t max_queues,
-                           uint32_t queue_capacity) {
+  static NicLayout compute(uint32_t max_regions, uint32_t max_tripwires, uint32_t max_endpoints,
+                           uint32_t max_queues, uint32_t queue_capacity) {
     auto up = [](size_t v) { return (v + 63) & ~size_t{63}; };
     NicLayout l{};
     l.regions_off = up(sizeof(NicHeader));
     l.tripwires_off = l.regions_off + up(sizeof(RegionSlot) * max_regions);
     l.queue_stride = up(sizeof(EventQueueHeader) + sizeof(EventSlot) * queue_capacity +
                         sizeof(std::atomic<uint8_t>) * queue_capacity);
-    l.queues_off = l.tripwires_off + up(sizeof(TripwireSlot) * max_tripwires);
+    l.endpoints_off = l.tripwires_off + up(sizeof(TripwireSlot) * max_tripwires);
+    l.queues_off = l.endpoints_off + up(sizeof(EndpointSlot) * max_endpoints);
     l.producers_off = l.queues_off + l.queue_stride * max_queues;
     l.total = l.producers_off + up(sizeof(std::atomic<uint32_t>) * (size_t{max_tripwires} + max_queues));
     return l;
@@ -109,6 +153,7 @@ struct NicView {
   std::byte* base = nullptr;
   NicLayout layout{};
   uint32_t max_regions = 0, max_tripwires = 0, max_queues = 0, queue_capacity = 0;
+  uint32_t max_endpoints = 0;
 
   NicHeader* header() const { return reinterpret_cast<NicHeader*>(base); }
   RegionSlot* region(uint32_t i) const {
@@ -116,6 +161,9 @@ struct NicView {
   }
   TripwireSlot* tripwire(uint32_t i) const {
     return reinterpret_cast<TripwireSlot*>(base + layout.tripwires_off) + i;
+  }
+  EndpointSlot* endpoint(uint32_t i) const {
+    return reinterpret_cast<EndpointSlot*>(base + layout.endpoints_off) + i;
   }
   EventQueueHeader* queue(uint32_t i) const {
     return reinterpret_cast<EventQueueHeader*>(base + layout.queues_off + layout.queue_stride * i);

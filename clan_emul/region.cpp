@@ -22,7 +22,7 @@ Region& Region::operator=(Region&& o) noexcept {
 void Region::revoke() {
   if (!nic_) return;
   RegionSlot* slot = nic_->view().region(index_);
-  slot->state.store(region_state(cookie_.generation, kRegionRevoked), std::memory_order_seq_cst);
+  store_region_state(slot->state, cookie_.generation, kRegionRevoked);
 }
 
 RdmaCookie Region::reissue() {
@@ -36,7 +36,7 @@ RdmaCookie Region::reissue() {
   }
   slot->secret[0] = random_u64();
   slot->secret[1] = random_u64();
-  slot->state.store(region_state(generation, kRegionLive), std::memory_order_release);
+  store_region_state(slot->state, generation, kRegionLive);
   cookie_.generation = generation;
   cookie_.secret[0] = slot->secret[0];
   cookie_.secret[1] = slot->secret[1];

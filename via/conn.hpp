@@ -8,6 +8,7 @@
 
 #include "clan_emul/aperture.hpp"
 #include "clan_emul/dma_stream.hpp"
+#include "clan_emul/endpoint.hpp"
 #include "clan_emul/oob_connection.hpp"
 #include "clan_emul/region.hpp"
 #include "via/cookie_ring.hpp"
@@ -19,6 +20,10 @@ struct Cq;
 
 // The shared-memory channel of a connected VI (paper 001 Fig. 3).
 struct Conn {
+  // The VI's endpoint (paper 004 sect. 3): both channel blocks are its, so
+  // the channel is resident only while it holds a frame. First: released
+  // after everything created with it.
+  clan::Endpoint endpoint;
   // Both channel blocks (wire::block_layout), before the rings that use
   // them: destroyed after them.
   clan::Region block;         // ours: the peer writes it

@@ -49,9 +49,12 @@ void write_address(VIP_NET_ADDRESS* a, const std::string& host, const uint8_t* d
 clan::Result<std::shared_ptr<Conn>> make_conn(Vi* vi) {
   clan::Nic& nic = *vi->nic->nic;
   auto c = std::make_shared<Conn>();
+  auto endpoint = nic.create_endpoint();
+  if (!endpoint) return endpoint.error();
+  c->endpoint = std::move(endpoint.value());
   // One region for all four parts: one descriptor for the VI, not four.
   const wire::BlockLayout l = wire::block_layout(kCookieSlots, kTransferSlots);
-  auto block = nic.export_region(l.bytes);
+  auto block = nic.export_region(l.bytes, &c->endpoint);
   if (!block) return block.error();
   c->block = std::move(block.value());
   auto ck_rx = CookieReceiver::create(nic, c->block, l.ck_ring, kCookieSlots);
@@ -123,7 +126,7 @@ Errc attach(Vi* vi, Conn& c, const std::vector<std::byte>& blob) {
   }
   const wire::BlockLayout l = wire::block_layout(h.ck_slots, h.tq_slots);
   if (h.block.length < l.bytes) return Errc::kCorrupt;
-  auto peer = vi->nic->nic->import(h.block);
+  auto peer = vi->nic->nic->import(h.block, &c.endpoint);
   if (!peer) return peer.error();
   c.peer_block = std::move(peer.value());
   if (Errc e = c.ck_tx->attach(c.peer_block, l.ck_ring, h.ck_slots); e != Errc::kOk) return e;

@@ -3,9 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
+#include "clan_emul/resident_set.hpp"
 #include "via/internal.hpp"
 
 namespace via {
@@ -44,19 +47,35 @@ using namespace via;
 extern "C" {
 
 namespace {
-// The peer's channel block, and the last receive region the VI mapped (it
-// keeps that mapping even after the cache evicts it).
-constexpr uint32_t kImportsPerVi = 2;
+// The last receive region the VI mapped (it keeps that mapping even after
+// the cache evicts it). The peer's channel block is imported with the VI's
+// endpoint, which the NIC's imports do not count.
+constexpr uint32_t kImportsPerVi = 1;
 // Regions a connected VI exports: its channel block, and typically one
 // block of receive buffers from VipClanAllocMem.
 constexpr uint32_t kRegionsPerVi = 2;
 }  // namespace
 
 VIP_RETURN VipOpenNic(const VIP_CHAR* DeviceName, VIP_NIC_HANDLE* NicHandle) {
+  return VipClanOpenNic(DeviceName, nullptr, NicHandle);
+}
+
+VIP_RETURN VipClanOpenNic(const VIP_CHAR* DeviceName, const VIP_CLAN_NIC_CONFIG* Config,
+                          VIP_NIC_HANDLE* NicHandle) {
   if (!NicHandle) return VIP_INVALID_PARAMETER;
   std::string name = DeviceName ? DeviceName : "via-" + std::to_string(getpid());
   clan::NicConfig nc;
   nc.name = name;
+  if (Config) {
+    if (Config->Frames == 0 || Config->RemapNs > clan::kMaxSpinNs ||
+        Config->Replacement > VIP_CLAN_REPLACEMENT_LRU) {
+      return VIP_INVALID_PARAMETER;
+    }
+    nc.frames = static_cast<uint32_t>(std::min<VIP_ULONG>(Config->Frames, UINT32_MAX));
+    nc.remap_cost = std::chrono::nanoseconds(Config->RemapNs);
+    nc.replacement = Config->Replacement == VIP_CLAN_REPLACEMENT_RANDOM ? clan::Replacement::kRandom
+                                                                        : clan::Replacement::kLru;
+  }
   // A connected VI imports 2 of its peer's regions, and the PIO mapping
   // cache a few more: room for MaxVI connections (see VipQueryNic).
   nc.max_imports = kImportsPerVi * (nc.max_regions / kRegionsPerVi) + 4096;
@@ -124,10 +143,11 @@ VIP_RETURN VipQueryNic(VIP_NIC_HANDLE NicHandle, VIP_NIC_ATTRIBUTES* a) {
   a->MaxRegisterBytes = 1ul << 40;
   a->MaxRegisterRegions = n->nic->config().max_regions;
   a->MaxRegisterBlockBytes = 1ul << 40;
-  // Regions bound it (kRegionsPerVi), and so do imports (kImportsPerVi,
-  // beyond what the mapping cache may hold).
-  a->MaxVI = std::min<VIP_ULONG>(n->nic->config().max_regions / kRegionsPerVi,
-                                 (n->nic->config().max_imports - 4096) / kImportsPerVi);
+  // Regions bound it (kRegionsPerVi), endpoints (one a connected VI) and
+  // imports (kImportsPerVi, beyond what the mapping cache may hold).
+  const clan::NicConfig& c = n->nic->config();
+  a->MaxVI = std::min<VIP_ULONG>({c.max_regions / kRegionsPerVi, c.max_endpoints,
+                                  (c.max_imports - 4096) / kImportsPerVi});
   a->MaxDescriptorsPerQueue = kMaxDescriptorsPerQueue;
   a->MaxSegmentsPerDesc = kMaxSegments;
   a->MaxCQ = n->nic->config().max_event_queues;
@@ -218,6 +238,9 @@ VIP_RETURN VipClanQueryNicStats(VIP_NIC_HANDLE NicHandle, VIP_CLAN_NIC_STATS* s)
     s->DroppedSends += vi->dropped_sends.load(std::memory_order_relaxed);
   }
   s->Revocations = n->revocations.load();
+  const clan::ResidentSetStats r = n->nic->resident_set_stats();
+  s->Remaps = r.remaps;
+  s->Evictions = r.evictions;
   return VIP_SUCCESS;
 }
 

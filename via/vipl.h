@@ -366,6 +366,25 @@ VIP_RETURN VipClanSetNicAttributes(IN VIP_NIC_HANDLE NicHandle,
 VIP_RETURN VipClanQueryNicAttributes(IN VIP_NIC_HANDLE NicHandle,
                                      OUT VIP_CLAN_NIC_ATTRIBUTES* Attributes);
 
+#define VIP_CLAN_REPLACEMENT_RANDOM 0
+#define VIP_CLAN_REPLACEMENT_LRU 1
+
+/* The NIC's resident set (paper 004 sect. 4), fixed when it is opened: each
+ * connected VI is an endpoint, whose channel is resident only while it holds
+ * one of the NIC's frames. VIs beyond the frames wait in host memory and are
+ * made resident when a message arrives or is sent, evicting another. */
+typedef struct {
+  VIP_ULONG Frames;       /* VIs resident at once; default 1024 */
+  VIP_ULONG RemapNs;      /* emulated cost of one re-mapping; at most 1e9, default 20000 */
+  VIP_UINT32 Replacement; /* VIP_CLAN_REPLACEMENT_*; default LRU */
+} VIP_CLAN_NIC_CONFIG;
+
+/* VipOpenNic with a resident set of the given shape (Config null: the
+ * defaults). VIP_INVALID_PARAMETER for Frames 0, RemapNs above 1e9 or an
+ * unknown Replacement. */
+VIP_RETURN VipClanOpenNic(IN const VIP_CHAR* DeviceName, IN const VIP_CLAN_NIC_CONFIG* Config,
+                          OUT VIP_NIC_HANDLE* NicHandle);
+
 typedef struct {
   VIP_UINT64 MappingHits;
   VIP_UINT64 MappingMisses;
@@ -374,6 +393,8 @@ typedef struct {
   VIP_UINT64 DmaSends;
   VIP_UINT64 DroppedSends; /* overrun on unreliable VIs */
   VIP_UINT64 Revocations;
+  VIP_UINT64 Remaps;    /* VIs made resident on demand */
+  VIP_UINT64 Evictions; /* VIs sent back to host memory to free a frame */
 } VIP_CLAN_NIC_STATS;
 
 VIP_RETURN VipClanQueryNicStats(IN VIP_NIC_HANDLE NicHandle, OUT VIP_CLAN_NIC_STATS* Stats);

@@ -9,6 +9,7 @@
 #include <omniORB4/CORBA.h>
 
 #include "clan_emul/error_detail.hpp"
+#include "clan_emul/resident_set.hpp"
 
 namespace clanorb {
 
@@ -23,10 +24,16 @@ clan::NicConfig nic_config(const std::string& name, const FabricOptions& o) {
   nc.spin_budget = std::chrono::nanoseconds(o.spin_ns);
   nc.wait_mode = o.wait_mode;
   const uint32_t two_each = 2 * o.max_connections;
-  nc.max_imports = two_each;
+  nc.max_endpoints = o.max_connections;
+  nc.max_imports = std::max(nc.max_imports, two_each);
   nc.max_regions = std::max(nc.max_regions, two_each);
   nc.max_tripwires = std::max(nc.max_tripwires, two_each);
+  // Above the endpoints: the re-mapping thread's queue holds a source for
+  // each, and a server's monitor one for each connection.
   nc.event_queue_capacity = std::max(nc.event_queue_capacity, std::bit_ceil(o.max_connections + 2));
+  nc.frames = o.frames;
+  nc.remap_cost = std::chrono::nanoseconds(o.remap_ns);
+  nc.replacement = static_cast<clan::Replacement>(o.replacement);
   return nc;
 }
 
@@ -68,8 +75,21 @@ std::shared_ptr<Fabric> Fabric::get(const char* scheme, const std::string& node)
   return f;
 }
 
+// Overcommit is worth knowing of: it costs a re-mapping per message to a
+// connection that lost its frame (paper 004 sect. 6.4).
+static void log_remaps(Fabric& f) {
+  const clan::ResidentSetStats s = f.nic().resident_set_stats();
+  if (s.remaps == 0 || !omniORB::trace(1)) return;
+  omniORB::logger l;
+  l << "giop:clan, giop:otp: NIC '" << f.node().c_str() << "' made connections resident "
+    << static_cast<unsigned long>(s.remaps) << " times, evicting "
+    << static_cast<unsigned long>(s.evictions) << ", for want of frames (-ORBclanFrames "
+    << s.frames << ")\n";
+}
+
 void Fabric::release() {
   std::lock_guard lock(fabric_mu);
+  if (the_fabric) log_remaps(*the_fabric);
   the_fabric.reset();
 }
 

@@ -31,18 +31,27 @@ struct FabricOptions {
   uint32_t otp_window = 16;      // -ORBotpWindow: credits per direction (0 = no flow control)
   uint32_t otp_rto_us = 2000;    // -ORBotpRtoUs: retransmission timeout
   // -ORBclanMaxConnections: connections the process's NIC has room for
-  // (giop:clan and giop:otp, both directions); see nic_config().
-  uint32_t max_connections = 128;
+  // (giop:clan and giop:otp, both directions); see nic_config(). Four times
+  // the frames: connections beyond the frames wait in host memory.
+  uint32_t max_connections = 4096;
   // -ORBclanMaxConnectionsPerClient: per client node and endpoint (0 = no limit).
   uint32_t max_connections_per_client = 64;
+  // The resident set of every NIC of the process, giop:via's too (paper 004
+  // sect. 4): -ORBclanFrames, -ORBclanRemapNs, -ORBclanReplacement (a
+  // clan::Replacement). The defaults are clan::NicConfig's.
+  uint32_t frames = clan::NicConfig{}.frames;
+  uint64_t remap_ns = static_cast<uint64_t>(clan::NicConfig{}.remap_cost.count());
+  uint32_t replacement = static_cast<uint32_t>(clan::NicConfig{}.replacement);
 };
 FabricOptions& fabric_options();
 
-// The process's NIC sized for `max_connections` connections: each takes two
-// imported apertures (the peer's ring and its pointer word), two exported
-// regions and two tripwires, and a source on an event queue. Imports are
-// sized exactly (they are what decides the limit); the other tables are never
-// smaller than the NIC's defaults.
+// The process's NIC sized for `max_connections` connections: each is an
+// endpoint of its own (paper 004), with two exported regions, two tripwires,
+// two imported apertures (the endpoint's, not counted against the NIC's
+// imports) and a source on an event queue. Endpoints are sized exactly (they
+// are what decides the limit); the other tables are never smaller than the
+// NIC's defaults. The frames, re-mapping cost and replacement are the
+// options'.
 clan::NicConfig nic_config(const std::string& name, const FabricOptions& o);
 
 class Fabric {

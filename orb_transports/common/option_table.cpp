@@ -27,15 +27,19 @@ void set_field(FabricOptions& o, uint64_t v) {
 }
 
 constexpr uint64_t kGiB = uint64_t{1} << 30;
-// The NIC's tables grow with it (two regions, two tripwires and an event
-// source a connection); 65536 connections make them a few MiB.
+// The NIC's tables grow with it (an endpoint, two regions, two tripwires and
+// an event source a connection); 65536 connections make them a few MiB.
 constexpr uint64_t kMaxConnections = 65536;
 static_assert(2 * kMaxConnections <= clan::kMaxRegionsLimit);
 
-// clan::WaitMode's words, in the order of its values.
-constexpr const char* kWaitModes[] = {clan::wait_mode_name(clan::WaitMode::kAdaptive),
-                                      clan::wait_mode_name(clan::WaitMode::kPoll),
-                                      clan::wait_mode_name(clan::WaitMode::kBlock), nullptr};
+// clan::Replacement's values, by number.
+constexpr const char* kReplacementNames[] = {"random", "lru", nullptr};
+static_assert(static_cast<uint32_t>(clan::Replacement::kRandom) == 0 &&
+              static_cast<uint32_t>(clan::Replacement::kLru) == 1);
+// clan::WaitMode's values, by number.
+constexpr const char* kWaitModeNames[] = {clan::wait_mode_name(clan::WaitMode::kAdaptive),
+                                          clan::wait_mode_name(clan::WaitMode::kPoll),
+                                          clan::wait_mode_name(clan::WaitMode::kBlock), nullptr};
 static_assert(static_cast<int>(clan::WaitMode::kAdaptive) == 0 && static_cast<int>(clan::WaitMode::kPoll) == 1 &&
               static_cast<int>(clan::WaitMode::kBlock) == 2);
 
@@ -43,49 +47,60 @@ static_assert(static_cast<int>(clan::WaitMode::kAdaptive) == 0 && static_cast<in
 // second, or a timeout beyond ten, is a mistake. A ring must hold giop:clan's
 // largest message (64 KiB) twice over, and a peer accepts rings up to 1 GiB.
 // otp's window is bounded by what its ring can hold of 9 KiB datagrams.
-constexpr std::array<OrbOptionSpec, 11> kTable{{
+constexpr std::array<OrbOptionSpec, 14> kTable{{
     {"clanSpinNs", "giop:clan, giop:otp", "ns", 0, clan::kMaxSpinNs, false, nullptr,
-     "How long a call blocked on the fabric spins before it sleeps (at most 1 s).", nullptr,
+     "How long a call blocked on the fabric spins before it sleeps (at most 1 s).",
      get_field<&FabricOptions::spin_ns>, set_field<&FabricOptions::spin_ns>},
     {"clanWaitMode", "giop:clan, giop:otp, giop:via", "", 0, 2, false, nullptr,
      "How a call blocked on the fabric waits: adaptive spins while the thread that will answer runs on "
      "another CPU, then sleeps; poll never sleeps; block sleeps at once. CLAN_WAIT_MODE overrides it.",
-     kWaitModes, get_field<&FabricOptions::wait_mode>, set_field<&FabricOptions::wait_mode>},
+     get_field<&FabricOptions::wait_mode>, set_field<&FabricOptions::wait_mode>, kWaitModeNames},
     {"clanRingBytes", "giop:clan, giop:via", "bytes", 256 * 1024, kGiB, true, nullptr,
      "Receive ring of each giop:clan connection; receive buffers of each giop:via connection.",
-     nullptr, get_field<&FabricOptions::ring_bytes>, set_field<&FabricOptions::ring_bytes>},
+     get_field<&FabricOptions::ring_bytes>, set_field<&FabricOptions::ring_bytes>},
     {"clanDmaThreshold", "giop:clan, giop:via", "bytes", 0, kGiB, false, nullptr,
      "Chunks of this many bytes or more are sent by DMA, smaller ones by PIO (0: never DMA).",
-     nullptr, get_field<&FabricOptions::dma_threshold>, set_field<&FabricOptions::dma_threshold>},
+     get_field<&FabricOptions::dma_threshold>, set_field<&FabricOptions::dma_threshold>},
     {"otpLossPpm", "giop:otp", "per million", 0, 1'000'000, false, "otpCorruptPpm",
      "Datagrams this process drops on sending (emulated loss).",
-     nullptr, get_field<&FabricOptions::otp_loss_ppm>, set_field<&FabricOptions::otp_loss_ppm>},
+     get_field<&FabricOptions::otp_loss_ppm>, set_field<&FabricOptions::otp_loss_ppm>},
     {"otpCorruptPpm", "giop:otp", "per million", 0, 1'000'000, false, "otpLossPpm",
      "Datagrams this process corrupts on sending (the receiver's CRC discards them).",
-     nullptr, get_field<&FabricOptions::otp_corrupt_ppm>, set_field<&FabricOptions::otp_corrupt_ppm>},
+     get_field<&FabricOptions::otp_corrupt_ppm>, set_field<&FabricOptions::otp_corrupt_ppm>},
     {"otpSeed", "giop:otp", "", 0, std::numeric_limits<uint32_t>::max(), false, nullptr,
      "Seed of the emulated loss and corruption.",
-     nullptr, get_field<&FabricOptions::otp_seed>, set_field<&FabricOptions::otp_seed>},
+     get_field<&FabricOptions::otp_seed>, set_field<&FabricOptions::otp_seed>},
     {"otpWindow", "giop:otp", "credits", 0, 1024, false, nullptr,
      "Flow-control credits per direction (0: no flow control).",
-     nullptr, get_field<&FabricOptions::otp_window>, set_field<&FabricOptions::otp_window>},
+     get_field<&FabricOptions::otp_window>, set_field<&FabricOptions::otp_window>},
     {"otpRtoUs", "giop:otp", "us", 1, 10'000'000, false, nullptr,
      "Retransmission timeout (at most 10 s): the server's, and the floor of the client's, which follows "
      "its calls' round trips; repeated timeouts back off up to 16 times this.",
-     nullptr, get_field<&FabricOptions::otp_rto_us>, set_field<&FabricOptions::otp_rto_us>},
+     get_field<&FabricOptions::otp_rto_us>, set_field<&FabricOptions::otp_rto_us>},
     {"clanMaxConnections", "giop:clan, giop:otp", "connections", 1, kMaxConnections, false, nullptr,
-     "Connections the process's NIC has room for, giop:clan and giop:otp, in and out together; "
-     "a server out of room refuses new ones and logs it.",
-     nullptr, get_field<&FabricOptions::max_connections>, set_field<&FabricOptions::max_connections>},
+     "Connections the process's NIC has room for, giop:clan and giop:otp, in and out together, "
+     "resident or not; a server out of room refuses new ones and logs it.",
+     get_field<&FabricOptions::max_connections>, set_field<&FabricOptions::max_connections>},
     {"clanMaxConnectionsPerClient", "giop:clan, giop:otp, giop:via", "connections", 0, 65535, false,
      nullptr,
      "Connections one client (one node) may have to a server endpoint; more are refused and logged "
      "(0: no limit).",
-     nullptr, get_field<&FabricOptions::max_connections_per_client>,
+     get_field<&FabricOptions::max_connections_per_client>,
      set_field<&FabricOptions::max_connections_per_client>},
+    {"clanFrames", "giop:clan, giop:otp, giop:via", "frames", 1, kMaxConnections, false, nullptr,
+     "Connections the process's NICs keep resident at once (paper 004's frames); the others wait "
+     "in host memory and are re-mapped on their next message, evicting another.",
+     get_field<&FabricOptions::frames>, set_field<&FabricOptions::frames>},
+    {"clanRemapNs", "giop:clan, giop:otp, giop:via", "ns", 0, clan::kMaxSpinNs, false, nullptr,
+     "The emulated cost of making a connection resident (at most 1 s).",
+     get_field<&FabricOptions::remap_ns>, set_field<&FabricOptions::remap_ns>},
+    {"clanReplacement", "giop:clan, giop:otp, giop:via", "", 0, 1, false, nullptr,
+     "Which resident connection gives up its frame: any at random, or the least recently used.",
+     get_field<&FabricOptions::replacement>, set_field<&FabricOptions::replacement>,
+     kReplacementNames},
 }};
 
-// omniORB's -ORBdumpConfiguration prints every value as a CORBA::ULong.
+// omniORB's -ORBdumpConfiguration prints every number as a CORBA::ULong.
 static_assert([] {
   for (const OrbOptionSpec& spec : kTable)
     if (spec.max > std::numeric_limits<uint32_t>::max()) return false;
@@ -109,12 +124,10 @@ const OrbOptionSpec* find_orb_option(const char* key) {
 }
 
 std::string accepted_range(const OrbOptionSpec& spec) {
-  if (spec.words) {
-    std::string r;
-    for (uint64_t i = 0; i <= spec.max; ++i) {
-      r += i == 0 ? "" : i == spec.max ? " or " : ", ";
-      r += spec.words[i];
-    }
+  if (spec.names) {
+    std::string r = spec.names[0];
+    for (size_t i = 1; spec.names[i]; ++i)
+      r += (spec.names[i + 1] ? ", " : " or ") + std::string(spec.names[i]);
     return r;
   }
   std::string r = spec.power_of_two ? "a power of two from " : "";
@@ -125,21 +138,19 @@ std::string accepted_range(const OrbOptionSpec& spec) {
 }
 
 std::string value_text(const OrbOptionSpec& spec, uint64_t value) {
-  if (spec.words && value <= spec.max) return spec.words[value];
-  return std::to_string(value);
+  return spec.names ? spec.names[value] : std::to_string(value);
 }
 
 std::optional<std::string> check_value(const OrbOptionSpec& spec, const char* text,
                                        uint64_t& value) {
-  if (spec.words) {
-    for (uint64_t i = 0; i <= spec.max; ++i) {
-      if (std::strcmp(text, spec.words[i]) == 0) {
-        value = i;
-        return std::nullopt;
-      }
+  if (spec.names) {
+    for (uint64_t i = 0; spec.names[i]; ++i) {
+      if (std::strcmp(text, spec.names[i]) != 0) continue;
+      value = i;
+      return std::nullopt;
     }
-    return std::string("the value is not a word ") + spec.key + " takes; it takes " + accepted_range(spec) +
-           ", in lower case";
+    return std::string("the value is not one of its names; ") + spec.key + " takes " +
+           accepted_range(spec);
   }
   const ParsedValue p = parse_decimal(text);
   std::string problem;
@@ -178,7 +189,9 @@ std::string orb_options_markdown() {
       "|---|---|---|---|---|\n";
   for (const OrbOptionSpec& spec : kTable) {
     t += std::string("| `-ORB") + spec.key + "` | " + spec.transports + " | " +
-         (spec.words ? value_text(spec, spec.get(defaults)) : with_unit(spec.get(defaults), spec.unit)) + " | " + accepted_range(spec) + " | " + spec.what +
+         (spec.names ? value_text(spec, spec.get(defaults))
+                     : with_unit(spec.get(defaults), spec.unit)) +
+         " | " + accepted_range(spec) + " | " + spec.what +
          " |\n";
   }
   return t;

@@ -23,23 +23,23 @@ struct OrbOptionSpec {
   // Another option whose value this one's adds to, the sum at most `max`.
   const char* shares_max_with;
   const char* what;
-  // An enumerated option: the words it takes, the value being the word's
-  // index (min 0, max the last index); nullptr for a number.
-  const char* const* words;
   uint64_t (*get)(const FabricOptions&);
   void (*set)(FabricOptions&, uint64_t);
+  // An enumerated option: its values' names, by number, ending in a null;
+  // the value is given by name. Null for a number.
+  const char* const* names = nullptr;
 };
 
 std::span<const OrbOptionSpec> orb_option_table();
 const OrbOptionSpec* find_orb_option(const char* key);
 
-// "0 to 1000000000 ns", "a power of two from 262144 to 1073741824 bytes",
-// "adaptive, poll or block".
+// "0 .. 1000000000 ns", "a power of two from 262144 to 1073741824 bytes",
+// "random or lru".
 std::string accepted_range(const OrbOptionSpec& spec);
-// A value as the option is written: its word, or its decimal digits.
+// The value as given: its name for an enumerated option, else its digits.
 std::string value_text(const OrbOptionSpec& spec, uint64_t value);
 // What is wrong with `text` as this option's value (with the accepted
-// range or words), or nullopt and the value.
+// range), or nullopt and the value.
 std::optional<std::string> check_value(const OrbOptionSpec& spec, const char* text,
                                        uint64_t& value);
 // What is wrong with options that share a maximum, as `o` holds them, naming

@@ -34,8 +34,8 @@ const char* where(orbOptions::Source source) {
 // omniORB keeps pointers to a handler's usage texts: they live beside it.
 struct UsageTexts {
   explicit UsageTexts(const OrbOptionSpec& spec)
-      : usage_text(std::string(spec.key) + (spec.words ? " = word: " : " = n: ") + accepted_range(spec) + " (" + spec.transports +
-              "). " + spec.what),
+      : usage_text(std::string(spec.key) + (spec.names ? " = name: " : " = n: ") +
+                   accepted_range(spec) + " (" + spec.transports + "). " + spec.what),
         argv_usage_text(std::string("-ORB") + spec.key + " < " + accepted_range(spec) + " >") {}
   std::string usage_text;
   std::string argv_usage_text;
@@ -55,11 +55,8 @@ class TableOption : private UsageTexts, public orbOptions::Handler {
   }
   void dump(orbOptions::sequenceString& result) override {
     const uint64_t v = spec_.get(fabric_options());
-    if (spec_.words) {
-      orbOptions::addKVString(key(), value_text(spec_, v).c_str(), result);
-    } else {
-      orbOptions::addKVULong(key(), static_cast<CORBA::ULong>(v), result);
-    }
+    if (spec_.names) return orbOptions::addKVString(key(), spec_.names[v], result);
+    orbOptions::addKVULong(key(), static_cast<CORBA::ULong>(v), result);
   }
 
  private:

@@ -49,7 +49,16 @@ std::shared_ptr<ViaNic> ViaNic::get(const std::string& node) {
   auto n = std::shared_ptr<ViaNic>(new ViaNic());
   n->node_ = name;
   clan::clear_error();
-  VIP_RETURN r = VipOpenNic(name.c_str(), &n->nic_);
+  // The resident set of -ORBclanFrames, -ORBclanRemapNs, -ORBclanReplacement,
+  // as the fabric's NIC has it: each connection's VI is an endpoint.
+  const FabricOptions& o = fabric_options();
+  VIP_CLAN_NIC_CONFIG config{};
+  config.Frames = o.frames;
+  config.RemapNs = o.remap_ns;
+  config.Replacement = o.replacement == static_cast<uint32_t>(clan::Replacement::kRandom)
+                           ? VIP_CLAN_REPLACEMENT_RANDOM
+                           : VIP_CLAN_REPLACEMENT_LRU;
+  VIP_RETURN r = VipClanOpenNic(name.c_str(), &config, &n->nic_);
   // The NIC's PIO mapping cache keeps its default size: each VI keeps its own
   // peer's receive region mapped anyway, and a larger cache would keep the
   // memory of peers long gone.
@@ -70,6 +79,16 @@ std::shared_ptr<ViaNic> ViaNic::get(const std::string& node) {
 
 void ViaNic::release() {
   std::lock_guard lock(nic_mu);
+  if (the_nic && omniORB::trace(1)) {
+    VIP_CLAN_NIC_STATS s{};
+    if (VipClanQueryNicStats(the_nic->nic_, &s) == VIP_SUCCESS && s.Remaps > 0) {
+      omniORB::logger l;
+      l << "giop:via: NIC '" << the_nic->node_.c_str() << "' made connections resident "
+        << static_cast<unsigned long>(s.Remaps) << " times, evicting "
+        << static_cast<unsigned long>(s.Evictions) << ", for want of frames (-ORBclanFrames "
+        << fabric_options().frames << ")\n";
+    }
+  }
   the_nic.reset();
 }
 

@@ -27,7 +27,8 @@ TEST_CASE("a server out of NIC room logs the refusal at the default trace level,
           "[orb][exhaustion]") {
   const std::string scheme = GENERATE(as<std::string>{}, "giop:clan", "giop:otp");
   INFO(scheme);
-  // Room for two connections: four imported apertures.
+  // Room for two connections: two endpoints (frames are virtualised, the
+  // endpoints' host memory is not).
   Server server(Transport{scheme, {endpoint(scheme)}}, Threading::kPerConnection,
                 {"-ORBclanMaxConnections", "2"}, /*merge_stderr=*/true);
   std::vector<std::unique_ptr<Process>> holders;
@@ -41,7 +42,7 @@ TEST_CASE("a server out of NIC room logs the refusal at the default trace level,
   REQUIRE(line);
   CHECK_THAT(*line, Contains(scheme + ": " + scheme + ":exhaust-"));
   CHECK_THAT(*line, Contains("refused a connection from orb" + std::to_string(refused->pid()) + ": "));
-  CHECK_THAT(*line, Contains("no imported aperture left (4 in use, limit 4)"));
+  CHECK_THAT(*line, Contains("no endpoint left (2 in use, limit 2)"));
   CHECK_THAT(*line, Contains("-ORBclanMaxConnections raises the NIC's limits"));
   for (size_t i = 0; i < holders.size(); ++i) REQUIRE(server.release_one());
   for (auto& h : holders) CHECK(h->wait() == kClientOk);

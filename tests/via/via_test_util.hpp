@@ -56,8 +56,11 @@ struct Node {
   static constexpr size_t kDescriptors = 64;
   static constexpr size_t kBuffer = 8192;
 
-  bool open(const char* name) {
-    if (VipOpenNic(name, &nic) != VIP_SUCCESS) return false;
+  // With a config, the NIC's resident set is its (VipClanOpenNic).
+  bool open(const char* name, const VIP_CLAN_NIC_CONFIG* config = nullptr) {
+    const VIP_RETURN opened =
+        config ? VipClanOpenNic(name, config, &nic) : VipOpenNic(name, &nic);
+    if (opened != VIP_SUCCESS) return false;
     if (VipCreatePtag(nic, &ptag) != VIP_SUCCESS) return false;
     void* p = nullptr;
     if (VipClanAllocMem(nic, kBytes, &p) != VIP_SUCCESS) return false;
