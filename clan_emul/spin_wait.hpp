@@ -84,8 +84,9 @@ struct WaitPolicy {
 
 // Whether an adaptive waiter spins on, from what it knows of its producer.
 // `woke`: this thread woke somebody since its last wait, and the producer
-// has had less than half the budget to start running since (a woken thread
-// that runs nowhere after that is most likely queued behind this one).
+// has had less than an eighth of the budget to start running since (a woken
+// thread that runs nowhere after that is most likely queued behind this
+// one: every further spin delays it).
 inline bool producer_may_answer(const SpinHistory& history, const std::atomic<uint32_t>* producer,
                                 bool woke) {
   const uint32_t tid = producer ? producer->load(std::memory_order_relaxed) : 0;
@@ -98,6 +99,9 @@ inline bool producer_may_answer(const SpinHistory& history, const std::atomic<ui
   }
   return true;
 }
+
+// How long a woken producer has to show itself running: budget / this.
+inline constexpr uint64_t kWokenGraceDivisor = 8;
 
 // Spins until ready() (true), or until the budget, the deadline or the
 // producer's state (adaptive) says to stop (false).
@@ -113,7 +117,9 @@ bool spin_for(Ready& ready, const WaitPolicy& policy, uint64_t budget, Deadline 
     if (!adaptive) continue;  // a poll spins until the deadline
     const uint64_t spun = now_ns() - start;
     if (spun >= budget) return false;
-    if (!producer_may_answer(spin_history, policy.producer, woke && spun < budget / 2)) return false;
+    if (!producer_may_answer(spin_history, policy.producer, woke && spun < budget / kWokenGraceDivisor)) {
+      return false;
+    }
   }
 }
 
