@@ -12,8 +12,8 @@
 //     none is left (kept to the end), then print "exhausted". A "heap" line:
 //     print the allocator's figures ("heap arenas=N in-use=B free=B mmap=B");
 //     a "trim" line: give the allocator's free memory back to the system
-//     (malloc_trim), then print "trimmed". Both print "heap unknown" and
-//     "trimmed" unchanged without glibc's allocator.
+//     (malloc_trim), then print "trimmed". Without glibc's allocator, "heap"
+//     prints "heap unknown" and "trim" only "trimmed".
 //
 //   orb_test_peer client (--ior IOR | --ns CORBALOC --name NAME)
 //                        [--calls N] [--size BYTES] [--tag T] [--stall]
