@@ -33,6 +33,10 @@ namespace clan {
 
 struct NicConfig;
 
+// Held writers sleep on their endpoint's `loads` word: this makes them look
+// again at their region (residency changed, the region revoked or gone).
+void wake_held_writers(const NicView& view, uint32_t endpoint);
+
 struct ResidentSetStats {
   uint32_t frames = 0;
   uint32_t endpoints = 0;  // live, resident or not
