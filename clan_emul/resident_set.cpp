@@ -29,8 +29,7 @@ Result<std::unique_ptr<ResidentSet>> ResidentSet::start(Nic& nic, const NicView&
 }
 
 ResidentSet::ResidentSet(Nic& nic, const NicView& view, EventQueue queue)
-    : nic_(nic),
-      view_(view),
+    : view_(view),
       config_(nic.config()),
       queue_(std::move(queue)),
       entries_(config_.max_endpoints),

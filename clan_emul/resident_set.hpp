@@ -84,7 +84,6 @@ class ResidentSet {
   void publish(uint32_t endpoint, Residency r);
   void spend_remap_cost() const;
 
-  Nic& nic_;
   const NicView& view_;
   const NicConfig& config_;
   EventQueue queue_;
