@@ -68,12 +68,12 @@ void Aperture::match_tripwires(size_t offset, size_t len) const {
   }
 }
 
-Errc Aperture::write(size_t offset, const void* src, size_t len) {
+Errc Aperture::write(size_t offset, const void* src, size_t len, Deadline hold) {
   if (!nic_) return Errc::kClosed;
   if (offset > size_ || len > size_ - offset) return Errc::kOutOfRange;
   uint64_t s = slot_->state.load(std::memory_order_acquire);
   if (s != expect_state_) {
-    if (Errc e = admit(s); e != Errc::kOk) return e;
+    if (Errc e = admit(s, hold); e != Errc::kOk) return e;
   }
   mark_use();
   // memcpy from a null source is undefined even for no bytes, and an empty
@@ -85,13 +85,13 @@ Errc Aperture::write(size_t offset, const void* src, size_t len) {
   return Errc::kOk;
 }
 
-Errc Aperture::write_word(size_t offset, uint64_t value) {
+Errc Aperture::write_word(size_t offset, uint64_t value, Deadline hold) {
   if (!nic_) return Errc::kClosed;
   if (offset > size_ || size_ - offset < 8) return Errc::kOutOfRange;
   if (offset % 8 != 0) return Errc::kInvalidArgument;
   uint64_t s = slot_->state.load(std::memory_order_acquire);
   if (s != expect_state_) {
-    if (Errc e = admit(s); e != Errc::kOk) return e;
+    if (Errc e = admit(s, hold); e != Errc::kOk) return e;
   }
   mark_use();
   std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(base_ + offset))

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "clan_emul/cookie.hpp"
+#include "clan_emul/deadline.hpp"
 #include "clan_emul/error.hpp"
 #include "clan_emul/nic_layout.hpp"
 #include "clan_emul/shared_memory.hpp"
@@ -28,10 +29,12 @@ class Aperture {
   ~Aperture() { reset(); }
 
   // PIO: copies `len` bytes to `offset` of the peer's region.
-  Errc write(size_t offset, const void* src, size_t len);
+  // A write to a peer whose endpoint is not resident is held until it is
+  // (paper 004 sect. 4.1), or until `hold` passes: kTimeout, nothing written.
+  Errc write(size_t offset, const void* src, size_t len, Deadline hold = Deadline::never());
   // PIO of one aligned 64-bit word as a single atomic release store: the way
   // a protocol publishes a pointer after the data it covers.
-  Errc write_word(size_t offset, uint64_t value);
+  Errc write_word(size_t offset, uint64_t value, Deadline hold = Deadline::never());
   // A hint, not a write: brings the cache lines of [offset, offset+len) into
   // this CPU's cache for writing, ahead of a write that will come. Out of
   // range or on a closed aperture it does nothing.
@@ -50,8 +53,8 @@ class Aperture {
   void match_tripwires(size_t offset, size_t len) const;
   // The slow path of a write whose check failed: holds the writer while the
   // exporter's endpoint is not resident (aperture_residency.cpp).
-  Errc admit(uint64_t state);
-  Errc hold_until_resident();
+  Errc admit(uint64_t state, Deadline hold);
+  Errc hold_until_resident(Deadline hold);
   // The fast path's residency marks, in the lines it reads anyway.
   void mark_use() {
     if (slot_->referenced.load(std::memory_order_relaxed) == 0) {

@@ -1,13 +1,16 @@
 // The slow path of an aperture write: the exporter's endpoint is not
 // resident (paper 004 sect. 4.1), or this aperture's own endpoint is not.
 #include <signal.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 
 #include "clan_emul/aperture.hpp"
 #include "clan_emul/event_queue.hpp"
 #include "clan_emul/nic.hpp"
+#include "clan_emul/oob_pidfd.hpp"
 #include "clan_emul/resident_set.hpp"
 #include "clan_emul/spin_wait.hpp"
 
@@ -22,24 +25,48 @@ constexpr auto kOwnerCheck = std::chrono::milliseconds(10);
 // (the bit goes first); one that stays is a corrupt peer.
 constexpr uint32_t kDetachLooks = 1024;
 
-bool process_alive(int32_t pid) { return kill(pid, 0) == 0 || errno != ESRCH; }
+// The exporter's process, watched through a pidfd while a write is held
+// (a zombie or a reused pid would pass kill(pid, 0)); kill() where pidfds
+// are not to be had.
+class OwnerWatch {
+ public:
+  explicit OwnerWatch(int32_t pid) : pid_(pid), fd_(oob_detail::open_pidfd(pid)), gone_(fd_ < 0 && errno == ESRCH) {}
+  ~OwnerWatch() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  OwnerWatch(const OwnerWatch&) = delete;
+  OwnerWatch& operator=(const OwnerWatch&) = delete;
+  bool alive() const {
+    if (gone_) return false;
+    if (fd_ >= 0) return !oob_detail::pidfd_fired(fd_);
+    return kill(pid_, 0) == 0 || errno != ESRCH;
+  }
+
+ private:
+  int32_t pid_;
+  int fd_;
+  bool gone_;
+};
+
+Deadline earlier(Deadline a, Deadline b) { return a.when() <= b.when() ? a : b; }
 
 }  // namespace
 
-Errc Aperture::admit(uint64_t state) {
+Errc Aperture::admit(uint64_t state, Deadline hold) {
   if (state != (expect_state_ | kRegionNotResident)) return state_error(without_residency(state));
-  return hold_until_resident();
+  return hold_until_resident(hold);
 }
 
 // The message is held, not dropped: the writer asks the exporter's
 // re-mapping thread for residency and waits until it is granted, the
-// endpoint or region goes (its write is returned: kStaleCookie), or the
-// exporter's process dies (kPeerDead, within kOwnerCheck). A stopped
-// exporter keeps its writers waiting, as a full TCP window would.
-Errc Aperture::hold_until_resident() {
+// endpoint or region goes (its write is returned: kStaleCookie), the
+// exporter's process dies (kPeerDead, within kOwnerCheck), or `hold` passes
+// (kTimeout). Nothing is written unless kOk. A stopped exporter keeps its
+// writers waiting up to `hold`, as a full TCP window would.
+Errc Aperture::hold_until_resident(Deadline hold) {
   const NicView& v = peer_->view;
   const uint64_t held = expect_state_ | kRegionNotResident;
-  auto released = [&] { return slot_->state.load(std::memory_order_acquire) != held; };
+  const OwnerWatch owner(peer_->pid);
   for (uint32_t looks = 0;;) {
     const uint64_t s = slot_->state.load(std::memory_order_acquire);
     if (s == expect_state_) return Errc::kOk;
@@ -51,10 +78,20 @@ Errc Aperture::hold_until_resident() {
       return Errc::kCorrupt;
     }
     EndpointSlot* e = v.endpoint(ep - 1);
+    // Any change of residency ends the wait, a load quickly followed by an
+    // eviction included: the writer then asks again.
+    const uint32_t seen = e->loads.load(std::memory_order_seq_cst);
     EventQueue::post(v, queue - 1, e->source.load(std::memory_order_relaxed));
+    auto changed = [&] {
+      return slot_->state.load(std::memory_order_acquire) != held ||
+             e->loads.load(std::memory_order_seq_cst) != seen;
+    };
     const WaitPolicy policy{nic_->wait_mode(), nic_->spin_budget().count(), nullptr};
-    const Errc w = wait_on_word(released, policy, e->sleepers, e->loads, Deadline::after(kOwnerCheck));
-    if (w == Errc::kTimeout && !process_alive(peer_->pid)) return Errc::kPeerDead;
+    const Errc w =
+        wait_on_word(changed, policy, e->sleepers, e->loads, earlier(hold, Deadline::after(kOwnerCheck)));
+    if (w != Errc::kTimeout) continue;
+    if (!owner.alive()) return Errc::kPeerDead;
+    if (hold.expired()) return Errc::kTimeout;
   }
 }
 

@@ -106,12 +106,17 @@ Errc DmqSender::send(const void* data, size_t len, Deadline deadline, Transfer h
   const size_t need = kHeader + align8(len);
   if (Errc e = reserve(need, deadline); e != Errc::kOk) return e;
   const size_t at = kRing + (write_i_ & (config_.ring_bytes - 1));
-  Errc e = ring_.write_word(at, header(write_i_, static_cast<uint32_t>(len)));
-  if (e == Errc::kOk && len) e = ring_.write(at + kHeader, data, len);
+  // A receiver whose endpoint is not resident holds each write up to the
+  // deadline (kTimeout: not sent). write_i_ moves only once the message is
+  // published, so a later send writes the same place again.
+  Errc e = ring_.write_word(at, header(write_i_, static_cast<uint32_t>(len)), deadline);
+  if (e == Errc::kOk && len) e = ring_.write(at + kHeader, data, len, deadline);
+  // Publishing fires the receiver's tripwire.
+  if (e == Errc::kOk) e = ring_.write_word(kLazyWrite, write_i_ + need, deadline);
+  if (e == Errc::kTimeout) return e;
   if (e != Errc::kOk) return fail(e);
   write_i_ += need;
-  e = ring_.write_word(kLazyWrite, write_i_);  // publishes the message, fires the tripwire
-  return e == Errc::kOk ? Errc::kOk : fail(e);
+  return Errc::kOk;
 }
 
 Result<uint64_t> DmqSender::send_dma_async(const void* data, size_t len, Deadline deadline) {

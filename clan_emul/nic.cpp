@@ -123,6 +123,14 @@ Result<std::unique_ptr<Nic>> Nic::open(NicConfig config) {
 }
 
 Nic::~Nic() {
+  if (getpid() != view_.header()->pid) {
+    // A fork()ed child's copy: the threads are the parent's, and the
+    // control segment it shares with the parent is not this copy's to
+    // change (a child exiting must not stop the parent's re-mapping).
+    (void)resident_owner_.release();
+    (void)dma_.release();
+    return;
+  }
   // Pending DMA completes before the memory it targets goes away.
   dma_.reset();
   resident_.store(nullptr);
@@ -202,9 +210,10 @@ Result<Region> Nic::export_region(size_t bytes, const Endpoint* endpoint) {
 
 void Nic::release_region(uint32_t index) {
   RegionSlot* slot = view_.region(index);
-  if (ResidentSet* set = resident_.load(std::memory_order_acquire)) set->detach_region(index);
   uint64_t gen = region_generation(slot->state.load(std::memory_order_relaxed));
   store_region_state(slot->state, gen, kRegionFree);
+  // Then detached, which wakes its held writers: they find it free.
+  if (ResidentSet* set = resident_.load(std::memory_order_acquire)) set->detach_region(index);
   std::lock_guard lock(mu_);
   free_regions_.push_back(index);
 }

@@ -137,6 +137,7 @@ class Core : public std::enable_shared_from_this<Core> {
   void erase_node_mt(const std::string& name);
   void forget_idle_nodes_mt(Clock::time_point now);
   bool evict_idle_node_mt();
+  void return_free_memory_mt(std::size_t forgotten);
 
   // Liveness and timers (oob_liveness.cpp).
   void on_heartbeat_mt(const oob_wire::Message& m);
@@ -147,6 +148,8 @@ class Core : public std::enable_shared_from_this<Core> {
 
   static constexpr std::size_t kMaxPeers = 1024;
   static constexpr std::size_t kMaxQueuedRequests = 1024;
+  // Peers forgotten between two returns of the allocator's free memory.
+  static constexpr std::size_t kForgottenPerTrim = 64;
 
   OobConfig cfg_;
   NodeIdentity identity_;
@@ -169,6 +172,7 @@ class Core : public std::enable_shared_from_this<Core> {
   std::map<uint16_t, std::shared_ptr<ListenerShared>> listeners_;
   std::map<uint64_t, PendingConnect> pending_;
   uint64_t next_id_ = 1;
+  std::size_t forgotten_since_trim_ = 0;
   bool torn_down_ = false;  // teardown started: callbacks may not add listeners or connections
   Clock::time_point next_heartbeat_{};
 };

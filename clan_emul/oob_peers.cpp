@@ -3,6 +3,7 @@
 // believed; and how records are made, declared dead and forgotten.
 #include "clan_emul/oob_core.hpp"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include "clan_emul/oob_pidfd.hpp"
@@ -118,6 +119,26 @@ void Core::forget_idle_nodes_mt(Clock::time_point now) {
     if (now - n.last_used > kIdlePeerGrace || !node_alive(cfg_.runtime_dir, name)) names.push_back(name);
   }
   for (auto& name : names) erase_node_mt(name);
+  return_free_memory_mt(names.size());
+}
+
+// Every peer costs this thread a DEALER (ZeroMQ's socket, pipes and buffers,
+// tens of KiB) and a record, made here and freed here or by ZeroMQ's reaper,
+// interleaved with the longer-lived allocations of the peers still held. With
+// clients churning, the allocator keeps the pages of those freed blocks, and
+// its heaps ratchet up to the largest set of peers ever held at once, spread
+// over fragments: a server's memory would creep with the clients it ever
+// served, though nothing of them is left. So after every kForgottenPerTrim
+// forgotten peers, the free pages go back to the system. malloc_trim walks
+// every arena under its lock; no fast path allocates, so it delays nothing
+// there, and a server without churn never calls it.
+void Core::return_free_memory_mt(std::size_t forgotten) {
+  forgotten_since_trim_ += forgotten;
+  if (forgotten_since_trim_ < kForgottenPerTrim) return;
+  forgotten_since_trim_ = 0;
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
 }
 
 // Makes room in a full table by forgetting the least recently used idle

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "clan_emul/nic.hpp"
+#include "clan_emul/resident_set.hpp"
 
 namespace clan {
 
@@ -23,6 +24,10 @@ void Region::revoke() {
   if (!nic_) return;
   RegionSlot* slot = nic_->view().region(index_);
   store_region_state(slot->state, cookie_.generation, kRegionRevoked);
+  // Writers held for its endpoint's residency find the revocation at once.
+  if (const uint32_t ep = slot->endpoint.load(std::memory_order_acquire); ep != 0) {
+    wake_held_writers(nic_->view(), ep - 1);
+  }
 }
 
 RdmaCookie Region::reissue() {

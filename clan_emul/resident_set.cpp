@@ -1,6 +1,7 @@
 #include "clan_emul/resident_set.hpp"
 
 #include <algorithm>
+#include <system_error>
 
 #include "clan_emul/error_detail.hpp"
 #include "clan_emul/futex.hpp"
@@ -18,13 +19,17 @@ Result<std::unique_ptr<ResidentSet>> ResidentSet::start(Nic& nic, const NicView&
   set->stop_source_ = stop.value();
   // Writers find the queue from here; endpoints exist only after this.
   view.header()->driver_queue.store(set->queue_.index() + 1, std::memory_order_release);
-  set->thread_ = std::thread([s = set.get()] { s->run(); });
+  try {
+    set->thread_ = std::thread([s = set.get()] { s->run(); });
+  } catch (const std::system_error& e) {
+    view.header()->driver_queue.store(0, std::memory_order_release);
+    return set_error(Errc::kNoResources, e.code().value(), "cannot start the re-mapping thread");
+  }
   return set;
 }
 
 ResidentSet::ResidentSet(Nic& nic, const NicView& view, EventQueue queue)
-    : nic_(nic),
-      view_(view),
+    : view_(view),
       config_(nic.config()),
       queue_(std::move(queue)),
       entries_(config_.max_endpoints),
@@ -55,8 +60,8 @@ Result<uint32_t> ResidentSet::create() {
   e.serial = ++serials_;
   e.source = source.value();
   EndpointSlot* slot = view_.endpoint(index);
+  // `sleepers` is the held writers' own count: it survives reuse.
   slot->source.store(e.source, std::memory_order_relaxed);
-  slot->sleepers.store(0, std::memory_order_relaxed);
   slot->referenced.store(0, std::memory_order_relaxed);
   // A free frame is taken at once: binding on demand matters only when
   // endpoints outnumber frames, and a first write should not fault.
@@ -96,12 +101,14 @@ void ResidentSet::attach_region(uint32_t endpoint, uint32_t region) {
 
 void ResidentSet::detach_region(uint32_t region) {
   RegionSlot* slot = view_.region(region);
+  std::lock_guard lock(mu_);
   const uint32_t ep = slot->endpoint.load(std::memory_order_relaxed);
   if (ep == 0) return;
-  std::lock_guard lock(mu_);
   slot->state.fetch_and(~kRegionNotResident, std::memory_order_seq_cst);
   slot->endpoint.store(0, std::memory_order_release);
   std::erase(entries_[ep - 1].regions, region);
+  // Its held writers look again, and find the region free or plain.
+  wake_held_writers(view_, ep - 1);
 }
 
 void ResidentSet::request(uint32_t endpoint) {
@@ -187,6 +194,9 @@ void ResidentSet::evict(uint32_t endpoint) {
 void ResidentSet::load(uint32_t endpoint) {
   Entry& e = entries_[endpoint];
   e.resident = true;
+  // The fault that brought it in is a use, as in paging: a held writer
+  // marks nothing until it writes.
+  view_.endpoint(endpoint)->referenced.store(1, std::memory_order_relaxed);
   set_regions_resident(e, true);
   publish(endpoint, Residency::kOnNic);
   remaps_.fetch_add(1, std::memory_order_relaxed);
@@ -203,9 +213,13 @@ void ResidentSet::set_regions_resident(const Entry& e, bool resident) {
 }
 
 void ResidentSet::publish(uint32_t endpoint, Residency r) {
-  EndpointSlot* slot = view_.endpoint(endpoint);
-  slot->residency.store(static_cast<uint32_t>(r), std::memory_order_seq_cst);
-  // Held writers sleep on `loads`: residency granted, or the endpoint gone.
+  view_.endpoint(endpoint)->residency.store(static_cast<uint32_t>(r), std::memory_order_seq_cst);
+  // Residency granted or withdrawn, or the endpoint gone.
+  wake_held_writers(view_, endpoint);
+}
+
+void wake_held_writers(const NicView& view, uint32_t endpoint) {
+  EndpointSlot* slot = view.endpoint(endpoint);
   slot->loads.fetch_add(1, std::memory_order_seq_cst);
   if (slot->sleepers.load(std::memory_order_seq_cst) != 0) futex_wake_all(&slot->loads);
 }

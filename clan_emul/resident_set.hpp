@@ -33,6 +33,10 @@ namespace clan {
 
 struct NicConfig;
 
+// Held writers sleep on their endpoint's `loads` word: this makes them look
+// again at their region (residency changed, the region revoked or gone).
+void wake_held_writers(const NicView& view, uint32_t endpoint);
+
 struct ResidentSetStats {
   uint32_t frames = 0;
   uint32_t endpoints = 0;  // live, resident or not
@@ -80,7 +84,6 @@ class ResidentSet {
   void publish(uint32_t endpoint, Residency r);
   void spend_remap_cost() const;
 
-  Nic& nic_;
   const NicView& view_;
   const NicConfig& config_;
   EventQueue queue_;

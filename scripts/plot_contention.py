@@ -37,11 +37,22 @@ def series_name(r):
 
 
 def by_series(rows, size):
-    """{series: {clients: row}} for one request size, series in CSV order."""
+    """{series: {clients: row}} for one request size, series in CSV order.
+    Points without re-mappings carry no replacement policy ("-"); they
+    belong to every policy's curve of that configuration, so that each
+    curve runs through the overcommit knee."""
+    policies = defaultdict(set)
+    for r in rows:
+        if r["replacement"] != "-":
+            policies[(r["config"], r["frames"])].add(r["replacement"])
     out = defaultdict(dict)
     for r in rows:
-        if int(r["size"]) == size:
-            out[series_name(r)][int(r["clients"])] = r
+        if int(r["size"]) != size:
+            continue
+        names = [series_name(dict(r, replacement=p))
+                 for p in sorted(policies[(r["config"], r["frames"])])]
+        for name in (names if r["replacement"] == "-" and names else [series_name(r)]):
+            out[name][int(r["clients"])] = r
     return out
 
 
@@ -53,15 +64,32 @@ def style(name):
     return "--" if name.startswith("fixed") else (":" if "random" in name else "-")
 
 
+def colours(series):
+    """One colour per series, the same in every panel."""
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    return {name: cycle[i % len(cycle)] for i, name in enumerate(series)}
+
+
+def client_axis(ax, series):
+    """A log2 axis ticked at the client counts measured, labelled plainly."""
+    counts = sorted({x for pts in series.values() for x in pts})
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(counts)
+    ax.set_xticklabels([str(c) for c in counts])
+    ax.minorticks_off()
+
+
 def plot_per_client(series, size, out_dir):
     fig, ax = plt.subplots(figsize=(8, 5))
+    colour = colours(series)
     for name, pts in series.items():
         xs = sorted(pts)
         med = [float(pts[x]["median_msg_s"]) for x in xs]
         lo = [m - float(pts[x]["min_msg_s"]) for m, x in zip(med, xs)]
         hi = [float(pts[x]["max_msg_s"]) - m for m, x in zip(med, xs)]
-        ax.errorbar(xs, med, yerr=[lo, hi], fmt=style(name) + "o", ms=3, capsize=2, label=name)
-    ax.set_xscale("log", base=2)
+        ax.errorbar(xs, med, yerr=[lo, hi], fmt=style(name) + "o", ms=3, capsize=2, label=name,
+                    color=colour[name])
+    client_axis(ax, series)
     ax.set_yscale("log")
     ax.set_xlabel("clients (one outstanding request each)")
     ax.set_ylabel("per-client messages/s (median, min-max bars; log)")
@@ -73,12 +101,15 @@ def plot_per_client(series, size, out_dir):
 
 def plot_aggregate(series, size, out_dir):
     fig, (ax, rx) = plt.subplots(2, 1, figsize=(8, 7), sharex=True, gridspec_kw={"height_ratios": [3, 1]})
+    colour = colours(series)
     for name, pts in series.items():
         xs = sorted(pts)
-        ax.plot(xs, [float(pts[x]["aggregate_msg_s"]) for x in xs], style(name) + "o", ms=3, label=name)
+        ax.plot(xs, [float(pts[x]["aggregate_msg_s"]) for x in xs], style(name) + "o", ms=3, label=name,
+                color=colour[name])
         if name.startswith(("ST", "MT")) and ", 8 frames" in name:
-            rx.plot(xs, [float(pts[x]["remaps_s"]) for x in xs], style(name) + "o", ms=3, label=name)
-    ax.set_xscale("log", base=2)
+            rx.plot(xs, [float(pts[x]["remaps_s"]) for x in xs], style(name) + "o", ms=3, label=name,
+                    color=colour[name])
+    client_axis(rx, series)
     ax.set_ylim(bottom=0)
     ax.set_ylabel("aggregate messages/s")
     ax.set_title(f"Server throughput under contention, {size_label(size)} requests (paper 004 sect. 6.4)")

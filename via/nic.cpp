@@ -150,7 +150,7 @@ VIP_RETURN VipQueryNic(VIP_NIC_HANDLE NicHandle, VIP_NIC_ATTRIBUTES* a) {
                                   (c.max_imports - 4096) / kImportsPerVi});
   a->MaxDescriptorsPerQueue = kMaxDescriptorsPerQueue;
   a->MaxSegmentsPerDesc = kMaxSegments;
-  a->MaxCQ = n->nic->config().max_event_queues;
+  a->MaxCQ = n->nic->config().max_event_queues - 1;  // one is the re-mapping thread's
   a->MaxCQEntries = kMaxCqEntries;
   a->MaxTransferSize = kMaxTransfer;
   a->NativeMTU = kMaxTransfer;

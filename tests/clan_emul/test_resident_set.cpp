@@ -210,10 +210,37 @@ TEST_CASE("a held write is returned with kPeerDead when the endpoint's owner die
   Aperture ap = std::move(writer->import(c).value());
   std::atomic<int> result{-1};
   std::thread held([&] { result = static_cast<int>(ap.write_word(0, 1)); });
+  // Killed and not yet reaped: a zombie still answers kill(pid, 0).
   owner_process.kill_now();
-  owner_process.wait();
   held.join();
   CHECK(result.load() == static_cast<int>(Errc::kPeerDead));
+  owner_process.wait();
+}
+
+TEST_CASE("a held write gives up at its deadline, writing nothing, and the queue stays usable",
+          "[resident]") {
+  auto owner = open_nic(with_frames(1, Replacement::kLru, 3600s));
+  auto writer = open_nic({});
+  auto l = loci(*owner, *writer, 2);
+  REQUIRE(l[1].endpoint.residency() == Residency::kOnHostReadOnly);
+  CHECK(l[1].ap.write_word(0, 9, Deadline::after(20ms)) == Errc::kTimeout);
+  CHECK(word(l[1].region, 0) == 0);
+  CHECK(l[1].ap.check() == Errc::kOk);
+}
+
+TEST_CASE("a forked child that drops its copy of the NIC leaves the parent's resident set working",
+          "[resident]") {
+  auto owner = open_nic(with_frames(1));
+  auto writer = open_nic({});
+  auto l = loci(*owner, *writer, 2);
+  test::ChildProcess child([&] {
+    owner.reset();  // the child's copy only
+    return 0;
+  });
+  REQUIRE(child.wait() == 0);
+  CHECK(l[1].ap.write_word(0, 5) == Errc::kOk);  // made resident by the parent's thread
+  CHECK(word(l[1].region, 0) == 5);
+  CHECK(owner->resident_set_stats().remaps == 1);
 }
 
 TEST_CASE("endpoint limits are checked at open and named when they run out", "[resident]") {

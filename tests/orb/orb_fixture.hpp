@@ -134,6 +134,16 @@ class Server {
     return proc_->send_line(kExhaustFdsLine) && proc_->wait_for_line("exhausted", limit).has_value();
   }
 
+  // The server's allocator figures ("heap arenas=... in-use=... free=...").
+  std::string heap_report(std::chrono::milliseconds limit = 20s) {
+    if (!proc_->send_line(kHeapLine)) return "";
+    return proc_->wait_for_line("heap ", limit).value_or("");
+  }
+  // Makes the server return its allocator's free memory to the system.
+  bool trim_heap(std::chrono::milliseconds limit = 20s) {
+    return proc_->send_line(kTrimLine) && proc_->wait_for_line("trimmed", limit).has_value();
+  }
+
   // Asks the server to shut down; its exit code (0 = clean), -1 if it hung.
   int stop(std::chrono::milliseconds limit = 20s) {
     proc_->close_stdin();

@@ -9,7 +9,11 @@
 //     protocol.hpp: receive_exactly_once and receive_marshalled throw
 //     BAD_PARAM on a mismatch; a bad one-way buffer makes received() return
 //     ~0 from then on. An "exhaust-fds" line on stdin: open descriptors until
-//     none is left (kept to the end), then print "exhausted".
+//     none is left (kept to the end), then print "exhausted". A "heap" line:
+//     print the allocator's figures ("heap arenas=N in-use=B free=B mmap=B");
+//     a "trim" line: give the allocator's free memory back to the system
+//     (malloc_trim), then print "trimmed". Without glibc's allocator, "heap"
+//     prints "heap unknown" and "trim" only "trimmed".
 //
 //   orb_test_peer client (--ior IOR | --ns CORBALOC --name NAME)
 //                        [--calls N] [--size BYTES] [--tag T] [--stall]
@@ -29,6 +33,7 @@
 #include <omniORB4/CORBA.h>
 #include <omniORB4/Naming.hh>
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -105,6 +110,35 @@ void exhaust_fds() {
   emit("exhausted " + std::to_string(n));
 }
 
+// The allocator's state, for tests that look at the server's memory: how many
+// arenas (one per thread, up to glibc's limit), bytes in use, bytes free inside
+// the heaps, bytes in separate mappings.
+void report_heap() {
+#ifdef __GLIBC__
+  const struct mallinfo2 m = mallinfo2();
+  char* text = nullptr;
+  size_t size = 0;
+  long arenas = 0;
+  if (FILE* f = open_memstream(&text, &size)) {
+    malloc_info(0, f);
+    std::fclose(f);
+    for (const char* p = text; (p = std::strstr(p, "<heap nr=")) != nullptr; ++p) ++arenas;
+    std::free(text);
+  }
+  emit("heap arenas=" + std::to_string(arenas) + " in-use=" + std::to_string(m.uordblks + m.hblkhd) +
+       " free=" + std::to_string(m.fordblks) + " mmap=" + std::to_string(m.hblkhd));
+#else
+  emit("heap unknown");
+#endif
+}
+
+void trim_heap() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+  emit("trimmed");
+}
+
 std::atomic<unsigned long> connect_retries{0};
 
 class EchoImpl : public POA_echo {
@@ -171,6 +205,8 @@ int run_server(CORBA::ORB_ptr orb) {
     while (std::getline(std::cin, line)) {
       if (line == kReleaseLine) gate.release_one();
       if (line == kExhaustFdsLine) exhaust_fds();
+      if (line == kHeapLine) report_heap();
+      if (line == kTrimLine) trim_heap();
     }
     gate.open_for_good();
     orb->shutdown(false);

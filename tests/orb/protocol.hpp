@@ -20,6 +20,10 @@ inline constexpr const char* kReleaseLine = "release";
 // Server stdin: "exhaust-fds" makes the server open descriptors until the
 // kernel refuses one (it keeps them all), then print "exhausted".
 inline constexpr const char* kExhaustFdsLine = "exhaust-fds";
+// Server stdin: "heap" prints the allocator's figures on one line starting
+// "heap "; "trim" returns its free memory to the system, then prints "trimmed".
+inline constexpr const char* kHeapLine = "heap";
+inline constexpr const char* kTrimLine = "trim";
 
 // Client (orb_test_peer client) exit codes.
 enum ClientExit : int {

@@ -96,10 +96,15 @@ TEST_CASE("otp connection: steady request-reply traffic does not wake the timer 
   const uint64_t started = clan::now_ns();
   uint64_t elapsed = 0;
   int calls = 0;
+  // Calls that took half an RTO or more: a thread preempted that long (a
+  // loaded machine) may let a timer come due, which is no steady traffic.
+  int stalled = 0;
   while (ok && elapsed < 100 * rto_ns) {
     ok = call();
     ++calls;
-    elapsed = clan::now_ns() - started;
+    const uint64_t now = clan::now_ns() - started;
+    if (now - elapsed >= rto_ns / 2) ++stalled;
+    elapsed = now;
   }
   const uint64_t notified = service.notifications() - notified_before;
   p.client->Shutdown();
@@ -107,10 +112,10 @@ TEST_CASE("otp connection: steady request-reply traffic does not wake the timer 
   REQUIRE(ok);
   CHECK(served == calls + 10);
   CHECK(in == reply);
-  INFO(calls << " calls in " << elapsed / 1000 << " us, " << notified << " wake-ups");
-  // A thread preempted for longer than an RTO between two calls may cost
-  // one; steady traffic none.
-  CHECK(notified <= 3);
+  INFO(calls << " calls in " << elapsed / 1000 << " us, " << notified << " wake-ups, " << stalled
+              << " calls stalled");
+  // A stalled call may cost a wake-up or two; steady traffic none.
+  CHECK(notified <= 3 + 2 * static_cast<uint64_t>(stalled));
 }
 
 namespace {
