@@ -5,6 +5,7 @@
 #include <atomic>
 #include <thread>
 
+#include "tests/clan_emul/nic_pair.hpp"
 #include "clan_emul/aperture.hpp"
 #include "clan_emul/dma_stream.hpp"
 #include "clan_emul/event_queue.hpp"
@@ -16,22 +17,7 @@
 using namespace clan;
 using namespace std::chrono_literals;
 
-namespace {
-struct Pair {
-  std::unique_ptr<Nic> owner, writer;
-  Region region;
-  Aperture ap;
-  explicit Pair(NicConfig c = {}) {
-    owner = std::move(Nic::open(c).value());
-    writer = std::move(Nic::open(c).value());
-    region = std::move(owner->export_region(4096).value());
-    ap = std::move(writer->import(region.cookie()).value());
-  }
-  uint64_t word(size_t off) const {
-    return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(region.data() + off)).load();
-  }
-};
-}  // namespace
+using Pair = test::NicPair;
 
 TEST_CASE("a tripwire fires on writes that overlap its word and on no others", "[tripwire]") {
   Pair p;

@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/clan_emul/nic_pair.hpp"
 #include "clan_emul/aperture.hpp"
 #include "clan_emul/error_detail.hpp"
 #include "clan_emul/event_queue.hpp"
@@ -245,19 +246,7 @@ TEST_CASE("runner table: a thread's entry says whether it runs, and where", "[wa
   t.join();
 }
 
-namespace {
-struct Pair {
-  std::unique_ptr<Nic> owner, writer;
-  Region region;
-  Aperture ap;
-  explicit Pair(NicConfig c = {}) {
-    owner = std::move(Nic::open(c).value());
-    writer = std::move(Nic::open(c).value());
-    region = std::move(owner->export_region(4096).value());
-    ap = std::move(writer->import(region.cookie()).value());
-  }
-};
-}  // namespace
+using Pair = test::NicPair;
 
 TEST_CASE("a NIC's wait mode reaches its tripwires and event queues; each may be set apart", "[wait_mode][nic]") {
   NicConfig c;
