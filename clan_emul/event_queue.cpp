@@ -56,8 +56,8 @@ void EventQueue::post(const NicView& view, uint32_t queue, uint32_t source) {
   if (queue >= view.max_queues || source >= view.queue_capacity) return;
   EventQueueHeader* h = view.queue(queue);
   if (h->in_use.load(std::memory_order_acquire) == 0) return;
-  note_producer(view.queue_producer(queue));
   if (view.queue_pending(queue)[source].exchange(1, std::memory_order_acq_rel) != 0) return;
+  note_producer(view.queue_producer(queue));
   const uint32_t pos = h->tail.fetch_add(1, std::memory_order_acq_rel);
   EventSlot& slot = view.queue_slots(queue)[pos & (view.queue_capacity - 1)];
   slot.source.store(source, std::memory_order_relaxed);

@@ -10,7 +10,6 @@
 #include <mutex>
 #include <string>
 
-#include "clan_emul/oob_runtime_dir.hpp"
 
 namespace clan {
 
@@ -23,26 +22,39 @@ constexpr uint32_t kEntries = 1u << 16;
 constexpr size_t kTableBytes = sizeof(std::atomic<uint64_t>) * kEntries;
 std::atomic<std::atomic<uint64_t>*> table{nullptr};
 
+// One table per user and pid namespace (thread ids are the namespace's), in
+// POSIX shared memory: tmpfs, so a store to it never waits for a disk, and
+// its pages are reserved at creation, so a full filesystem refuses the table
+// instead of killing a writer with SIGBUS later.
+std::string table_name() {
+  struct stat ns {};
+  const unsigned long long ino = ::stat("/proc/self/ns/pid", &ns) == 0 ? ns.st_ino : 0;
+  return "/clanorb-runners-" + std::to_string(::getuid()) + "-" + std::to_string(ino);
+}
+
 std::atomic<uint64_t>* map_table() {
-  const std::string dir = oob_detail::default_runtime_dir();
-  ::mkdir(dir.c_str(), 0700);  // the OOB manager checks who owns it; a hint table needs no more
-  const std::string path = dir + "/runners";
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  const int fd = ::shm_open(table_name().c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return nullptr;
   struct stat st {};
   void* p = MAP_FAILED;
-  if (::fstat(fd, &st) == 0 && st.st_uid == ::getuid() &&
-      (static_cast<size_t>(st.st_size) >= kTableBytes || ::ftruncate(fd, kTableBytes) == 0)) {
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::getuid() &&
+      (st.st_mode & 077) == 0 && ::posix_fallocate(fd, 0, kTableBytes) == 0) {
     p = ::mmap(nullptr, kTableBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   }
   ::close(fd);
   return p == MAP_FAILED ? nullptr : static_cast<std::atomic<uint64_t>*>(p);
 }
 
-// This thread's id and what it last wrote in its entry.
+// This thread's id and what it last wrote in its entry, which it clears as
+// it exits: a thread gone must not read as running.
 struct Self {
   uint32_t tid = 0;
   uint64_t published = ~uint64_t{0};
+  ~Self() {
+    std::atomic<uint64_t>* t = table.load(std::memory_order_acquire);
+    uint64_t mine = published;
+    if (t && tid != 0 && mine != ~uint64_t{0}) t[tid % kEntries].compare_exchange_strong(mine, 0);
+  }
 };
 thread_local Self self;
 

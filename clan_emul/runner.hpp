@@ -4,7 +4,7 @@
 // while it waits for this very CPU keeps it from answering at all (the
 // lock-step of two threads sharing a CPU, each spinning out its budget while
 // the other queues behind it). So each thread publishes, in a table mapped by
-// every process of the user (a file in the runtime directory, mapped once
+// every process of the user and pid namespace (POSIX shared memory, mapped once
 // and never unmapped), whether it runs and on which CPU; a thread that fires
 // a tripwire or posts to an event queue leaves its thread id in a word beside
 // it (NicView::tripwire_producer, queue_producer), and the waiter reads that
@@ -39,11 +39,18 @@ void runner_asleep();
 // What thread `tid` is doing, as seen from the calling thread's CPU.
 ProducerState runner_state(uint32_t tid);
 
-// Records the calling thread as the producer in `word` (written only when it
-// differs: no store per message).
+// A producer word that has seen two producers: it names nobody (kUnknown)
+// from then on, so a queue that many threads post to (a server's monitor,
+// a completion queue over many VIs) is not written per message.
+inline constexpr uint32_t kManyProducers = ~0u;
+
+// Records the calling thread as the producer in `word`: written once by the
+// first producer and once more by a second, never per message.
 inline void note_producer(std::atomic<uint32_t>* word) {
   const uint32_t me = runner_tid();
-  if (word->load(std::memory_order_relaxed) != me) word->store(me, std::memory_order_relaxed);
+  const uint32_t was = word->load(std::memory_order_relaxed);
+  if (was == me || was == kManyProducers) return;
+  word->store(was == 0 ? me : kManyProducers, std::memory_order_relaxed);
 }
 
 }  // namespace clan

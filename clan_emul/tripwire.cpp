@@ -8,9 +8,9 @@
 
 namespace clan {
 
-void fire_tripwire(const NicView& view, TripwireSlot* slot) {
+void fire_tripwire(const NicView& view, TripwireSlot* slot, bool producer) {
   // Its waiters spin only while the thread that answers them runs elsewhere.
-  note_producer(view.tripwire_producer(static_cast<uint32_t>(slot - view.tripwire(0))));
+  if (producer) note_producer(view.tripwire_producer(static_cast<uint32_t>(slot - view.tripwire(0))));
   runner_running();
   // The increment orders the write that fired us before the sleeper check
   // (it is a full barrier), pairing with the waiter's announce-then-recheck.
@@ -48,7 +48,7 @@ void Tripwire::set_queue(EventQueue* queue, uint32_t source) {
   slot_->queue.store(queue ? queue->index() + 1 : 0, std::memory_order_seq_cst);
 }
 
-void Tripwire::poke() const { fire_tripwire(nic_->view(), slot_); }
+void Tripwire::poke() const { fire_tripwire(nic_->view(), slot_, false); }
 
 void Tripwire::wake_waiters() const {
   slot_->fired.fetch_add(1, std::memory_order_seq_cst);

@@ -19,7 +19,9 @@ class EventQueue;
 class Nic;
 
 // Fires one CAM entry: the writer-side logic, run in the writer's process.
-void fire_tripwire(const NicView& view, TripwireSlot* slot);
+// `producer`: the firing thread is the one its waiters wait for (a network
+// write), not a local poke, which must not name itself the producer.
+void fire_tripwire(const NicView& view, TripwireSlot* slot, bool producer = true);
 
 class Tripwire {
  public:

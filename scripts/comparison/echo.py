@@ -16,6 +16,12 @@ from .processes import read_samples
 from .section import Section
 
 
+
+def round_p50s(p50s):
+    """Each round's p50, in round order, "-" for a round without samples
+    (thousands separators would read as more rounds)."""
+    return " / ".join("-" if v is None else f"{v:.1f}" for v in p50s)
+
 class NullEcho(Section):
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -104,7 +110,7 @@ class NullEcho(Section):
         return ([t, e["count"]] + summary_cells(e)
                 + [fmt_ratio(ratio(e["p50_us"], tcp and tcp["p50_us"])),
                    fmt_ratio(ratio(e["mean_us"], tcp and tcp["mean_us"])),
-                   ", ".join(fmt_num(v) for v in e.get("p50_per_round_us", []))])
+                   round_p50s(e.get("p50_per_round_us", []))])
 
     def write_csv(self):
         ctx, res = self.ctx, self.ctx.results
