@@ -264,7 +264,7 @@ TEST_CASE("runner table: a thread's entry says whether it runs, and where", "[wa
 
 using Pair = test::NicPair;
 
-TEST_CASE("a NIC's wait mode reaches its tripwires and event queues; each may be set apart", "[wait_mode][nic]") {
+TEST_CASE("a NIC's wait mode reaches its tripwires and event queues, and each may be set apart", "[wait_mode][nic]") {
   EnvVar unset("CLAN_WAIT_MODE", "");  // empty is unset
   NicConfig c;
   c.name = "wait-mode";
@@ -300,7 +300,7 @@ TEST_CASE("a write leaves the writer's thread id for the tripwire's adaptive wai
   });
 }
 
-TEST_CASE("CLAN_WAIT_MODE sets every NIC's wait mode; a bad value fails Nic::open naming it", "[wait_mode][nic]") {
+TEST_CASE("CLAN_WAIT_MODE sets every NIC's wait mode, and a bad value fails Nic::open naming it", "[wait_mode][nic]") {
   {
     EnvVar env("CLAN_WAIT_MODE", "poll");
     NicConfig c;

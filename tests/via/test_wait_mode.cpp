@@ -56,7 +56,7 @@ void set_nic_mode(VIP_NIC_HANDLE nic, VIP_UINT32 mode) {
 
 }  // namespace
 
-TEST_CASE("VIPL: a NIC's wait mode round-trips; a bad one is refused", "[via][wait_mode]") {
+TEST_CASE("VIPL: a NIC's wait mode round-trips, and a bad one is refused", "[via][wait_mode]") {
   RuntimeDir dir;
   Node n;
   REQUIRE(n.open("nic"));
@@ -78,7 +78,7 @@ TEST_CASE("VIPL: a NIC's wait mode round-trips; a bad one is refused", "[via][wa
   CHECK(VipClanQueryNicAttributes(n.nic, nullptr) == VIP_INVALID_PARAMETER);
 }
 
-TEST_CASE("VIPL: a VI's wait mode round-trips; a bad one is refused", "[via][wait_mode]") {
+TEST_CASE("VIPL: a VI's wait mode round-trips, and a bad one is refused", "[via][wait_mode]") {
   Pair p;
   VIP_CLAN_VI_ATTRIBUTES a{};
   REQUIRE(VipClanQueryViAttributes(p.svi, &a) == VIP_SUCCESS);
