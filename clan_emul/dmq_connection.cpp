@@ -37,7 +37,6 @@ Result<std::unique_ptr<DmqConnection>> DmqConnection::make(Nic& nic, const DmqCo
     c->own_endpoint_ = std::move(own.value());
     endpoint = &c->own_endpoint_;
   }
-  c->endpoint_ = endpoint;
   auto rx = DmqReceiver::create(nic, rx_config, events, user, endpoint);
   if (!rx) return rx.error();
   // The sender's geometry is the peer's; it is replaced in attach().

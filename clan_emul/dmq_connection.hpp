@@ -50,8 +50,6 @@ class DmqConnection {
   DmqSender& tx() { return *tx_; }
   DmqReceiver& rx() { return *rx_; }
   OobConnection& oob() { return *oob_; }
-  // The endpoint its regions and apertures belong to.
-  const Endpoint& endpoint() const { return *endpoint_; }
   // Orderly close: the peer drains what was sent, then sees kClosed.
   Errc close();
 
@@ -66,7 +64,6 @@ class DmqConnection {
 
   // Declared first, so released last: its regions and apertures go before it.
   Endpoint own_endpoint_;
-  const Endpoint* endpoint_ = nullptr;
   std::unique_ptr<DmqSender> tx_;
   std::unique_ptr<DmqReceiver> rx_;
   std::shared_ptr<OobConnection> oob_;

@@ -35,7 +35,6 @@ class Endpoint {
 
   uint32_t index() const { return index_; }
   bool valid() const { return nic_ != nullptr; }
-  Nic* nic() const { return nic_; }
   Residency residency() const;
   // Releases it: its regions' held writers get their writes returned
   // (kStaleCookie once the regions go), and its frame is free.
