@@ -29,8 +29,8 @@ namespace {
 constexpr int64_t kBudgetNs = 500'000'000;
 // Less CPU than this before the first sleep: the waiter slept at once. An
 // adaptive spin of the whole budget spends more unless the waiter had under
-// a twentieth of a CPU; a block wait spends microseconds.
-constexpr int64_t kAtOnceNs = kBudgetNs / 20;
+// a fiftieth of a CPU; a block wait spends microseconds.
+constexpr int64_t kAtOnceNs = kBudgetNs / 50;
 // This much CPU without a sleep outlasts any adaptive spin (at most the
 // budget, in wall time): only a poll goes on.
 constexpr int64_t kPastBudgetNs = kBudgetNs + kBudgetNs / 2;
