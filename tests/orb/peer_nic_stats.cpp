@@ -15,7 +15,9 @@ namespace clan::orbtest {
 
 PeerNic nic_of_endpoint(const std::string& endpoint) {
   if (endpoint.rfind("giop:via", 0) == 0) return PeerNic::kVia;
-  if (endpoint.rfind("giop:clan", 0) == 0 || endpoint.rfind("giop:otp", 0) == 0) return PeerNic::kFabric;
+  if (endpoint.rfind("giop:clan", 0) == 0 || endpoint.rfind("giop:otp", 0) == 0) {
+    return PeerNic::kFabric;
+  }
   return PeerNic::kNone;
 }
 

@@ -17,8 +17,9 @@
 using namespace clan::orbtest;
 using Catch::Matchers::Contains;
 
-TEST_CASE("a server with 4 frames serves 32 clients connected at once, re-mapping each endpoint beyond the frames",
-          "[orb][overcommit]") {
+TEST_CASE(
+    "a server with 4 frames serves 32 clients connected at once, re-mapping each endpoint beyond the frames",
+    "[orb][overcommit]") {
   const Transport t = GENERATE(from_range(fabric_transports()));
   const Threading mode = GENERATE(Threading::kPerConnection, Threading::kPool);
   INFO(t.name << ", " << to_string(mode));
@@ -34,12 +35,13 @@ TEST_CASE("a server with 4 frames serves 32 clients connected at once, re-mappin
                                     "-ORBclientCallTimeOutPeriod", "10000"}));
   }
   // The barrier: every client's first call answered, its connection open.
+  using std::chrono::milliseconds;
   const auto barrier_limit = std::chrono::steady_clock::now() + std::chrono::seconds(40);
   for (int c = 0; c < kClients; ++c) {
     INFO("client " << c << " at the barrier");
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(barrier_limit -
-                                                                             std::chrono::steady_clock::now());
-    REQUIRE(clients[static_cast<size_t>(c)]->wait_for_line(kPausedLine, std::max(left, std::chrono::milliseconds(1))));
+    const auto left =
+        std::chrono::duration_cast<milliseconds>(barrier_limit - std::chrono::steady_clock::now());
+    REQUIRE(clients[static_cast<size_t>(c)]->wait_for_line(kPausedLine, std::max(left, milliseconds(1))));
   }
   const auto before = server.remaps();
   REQUIRE(before);
