@@ -149,8 +149,15 @@ void trim_heap() {
 
 std::atomic<unsigned long> connect_retries{0};
 
-// The first -ORBendPoint's scheme, kept before ORB_init takes the options.
+// The first -ORBendPoint, kept before ORB_init takes the options out of argv.
 std::string server_endpoint;
+
+std::string first_endpoint(int argc, char** argv) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "-ORBendPoint") == 0) return argv[i + 1];
+  }
+  return "";
+}
 
 std::string remaps_report() {
 #ifdef ORB_TEST_PEER_NIC_STATS
@@ -366,12 +373,7 @@ int main(int argc, char** argv) {
       return kClientUsage;
     }
   }
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], "-ORBendPoint") == 0) {
-      server_endpoint = argv[i + 1];
-      break;
-    }
-  }
+  server_endpoint = first_endpoint(argc, argv);
   CORBA::ORB_var orb;
   try {
     orb = CORBA::ORB_init(argc, argv);  // removes the -ORB options it knows
