@@ -183,7 +183,6 @@ const char* to_string(Where w) {
 }
 
 Watched watch_in_mode(VIP_UINT32 mode, Where where) {
-  INFO(to_string(where));
   VIP_CQ_HANDLE cq = nullptr;
   Pair p(where == Where::kCq ? &cq : nullptr);
   if (where == Where::kVi) {
