@@ -11,8 +11,10 @@
 #include <catch2/catch.hpp>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -142,6 +144,15 @@ class Server {
   // Makes the server return its allocator's free memory to the system.
   bool trim_heap(std::chrono::milliseconds limit = 20s) {
     return proc_->send_line(kTrimLine) && proc_->wait_for_line("trimmed", limit).has_value();
+  }
+  // How often the server's NIC made a connection's endpoint resident again
+  // for want of frames so far; nullopt if it could not tell.
+  std::optional<unsigned long long> remaps(std::chrono::milliseconds limit = 20s) {
+    if (!proc_->send_line(kRemapsLine)) return std::nullopt;
+    const auto line = proc_->wait_for_line("remaps ", limit);
+    unsigned long long n = 0;
+    if (!line || std::sscanf(line->c_str(), "remaps %llu", &n) != 1) return std::nullopt;
+    return n;
   }
 
   // Asks the server to shut down; its exit code (0 = clean), -1 if it hung.

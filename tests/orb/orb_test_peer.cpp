@@ -13,19 +13,24 @@
 //     print the allocator's figures ("heap arenas=N in-use=B free=B mmap=B");
 //     a "trim" line: give the allocator's free memory back to the system
 //     (malloc_trim), then print "trimmed". Without glibc's allocator, "heap"
-//     prints "heap unknown" and "trim" only "trimmed".
+//     prints "heap unknown" and "trim" only "trimmed". A "remaps" line: print
+//     the re-mappings of the NIC behind its -ORBendPoint ("remaps R evictions
+//     E", peer_nic_stats.hpp; "remaps unknown" in orb_test_peer_plain).
 //
 //   orb_test_peer client (--ior IOR | --ns CORBALOC --name NAME)
 //                        [--calls N] [--size BYTES] [--tag T] [--stall]
 //                        [--expect EXCEPTION] [--retry-connect] [--threads T]
-//                        [ORB options]
+//                        [--pause-after K] [ORB options]
 //     Calls echoString N times with distinct messages of about BYTES bytes and
 //     checks each reply (--stall: one call of "@stall" instead). --expect: the
 //     calls must end in that CORBA system exception (e.g. TRANSIENT).
 //     --retry-connect: retry a refused connect (see Transport::
 //     small_listen_backlog). --threads: T threads do all that at once (with
 //     --stall, T calls stall together, each on a connection of its own when
-//     -ORBmaxGIOPConnectionPerServer allows). Exit codes in protocol.hpp.
+//     -ORBmaxGIOPConnectionPerServer allows). --pause-after (one thread
+//     only): after K answered calls print "paused" and wait for a "go" line
+//     on stdin (or its end) before the next call; its connection stays
+//     open meanwhile. Exit codes in protocol.hpp.
 //
 //   TEST_PEER_CHDIR=DIR in the environment: chdir to DIR before ORB_init.
 //   TEST_PEER_MAX_FDS=N: lower the soft limit on open descriptors to N
@@ -51,6 +56,9 @@
 
 #include "echo.hh"
 #include "orb/connect_retry.hpp"
+#ifdef ORB_TEST_PEER_NIC_STATS
+#include "orb/peer_nic_stats.hpp"
+#endif
 #include "orb/protocol.hpp"
 #include "ttcp.hh"
 
@@ -141,6 +149,24 @@ void trim_heap() {
 
 std::atomic<unsigned long> connect_retries{0};
 
+// The first -ORBendPoint, kept before ORB_init takes the options out of argv.
+std::string server_endpoint;
+
+std::string first_endpoint(int argc, char** argv) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "-ORBendPoint") == 0) return argv[i + 1];
+  }
+  return "";
+}
+
+std::string remaps_report() {
+#ifdef ORB_TEST_PEER_NIC_STATS
+  return remaps_line(nic_of_endpoint(server_endpoint));
+#else
+  return "remaps unknown";
+#endif
+}
+
 class EchoImpl : public POA_echo {
  public:
   char* echoString(const char* mesg) override {
@@ -207,6 +233,7 @@ int run_server(CORBA::ORB_ptr orb) {
       if (line == kExhaustFdsLine) exhaust_fds();
       if (line == kHeapLine) report_heap();
       if (line == kTrimLine) trim_heap();
+      if (line == kRemapsLine) emit(remaps_report());
     }
     gate.open_for_good();
     orb->shutdown(false);
@@ -225,7 +252,16 @@ struct ClientOptions {
   size_t size = 16;
   bool stall = false;
   long threads = 1;
+  long pause_after = 0;  // 0: no pause
 };
+
+// Tells the test the first calls are answered, and waits for its go.
+void pause_until_go() {
+  emit(kPausedLine);
+  std::string line;
+  while (std::getline(std::cin, line) && line != kGoLine) {
+  }
+}
 
 // The calls of one client thread; an exit code of protocol.hpp.
 int make_calls(echo_ptr target, const ClientOptions& o, const std::string& tag) {
@@ -240,6 +276,7 @@ int make_calls(echo_ptr target, const ClientOptions& o, const std::string& tag) 
       if (m.size() < o.size) m.append(o.size - m.size(), static_cast<char>('a' + i % 26));
       CORBA::String_var r = target->echoString(m.c_str());
       if (m != r.in()) return kClientWrongReply;
+      if (i + 1 == o.pause_after) pause_until_go();
     }
   } catch (const CORBA::SystemException& ex) {
     if (!o.expect.empty() && o.expect == ex._name()) return kClientOk;
@@ -281,9 +318,11 @@ int run_client(CORBA::ORB_ptr orb, int argc, char** argv) {
     else if (a == "--expect") o.expect = next();
     else if (a == "--retry-connect") o.retry_connect = true;
     else if (a == "--threads") o.threads = std::stol(next());
+    else if (a == "--pause-after") o.pause_after = std::stol(next());
     else return kClientUsage;
   }
-  if (o.ior.empty() == o.ns.empty() || o.threads < 1) return kClientUsage;
+  if (o.ior.empty() == o.ns.empty() || o.threads < 1 || (o.pause_after != 0 && o.threads != 1))
+    return kClientUsage;
 
   echo_var target;
   try {
@@ -334,6 +373,7 @@ int main(int argc, char** argv) {
       return kClientUsage;
     }
   }
+  server_endpoint = first_endpoint(argc, argv);
   CORBA::ORB_var orb;
   try {
     orb = CORBA::ORB_init(argc, argv);  // removes the -ORB options it knows

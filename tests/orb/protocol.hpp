@@ -24,6 +24,16 @@ inline constexpr const char* kExhaustFdsLine = "exhaust-fds";
 // "heap "; "trim" returns its free memory to the system, then prints "trimmed".
 inline constexpr const char* kHeapLine = "heap";
 inline constexpr const char* kTrimLine = "trim";
+// Server stdin: "remaps" prints how often the server's NIC made a
+// connection's endpoint resident again for want of frames, on one line
+// starting "remaps " (peer_nic_stats.hpp).
+inline constexpr const char* kRemapsLine = "remaps";
+
+// Client stdout: with --pause-after N, "paused" once N calls are answered;
+// the client then waits for a "go" line on its stdin (or its end) before
+// its next call.
+inline constexpr const char* kPausedLine = "paused";
+inline constexpr const char* kGoLine = "go";
 
 // Client (orb_test_peer client) exit codes.
 enum ClientExit : int {
