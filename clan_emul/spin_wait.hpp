@@ -18,6 +18,14 @@
 // dozen spins, so a producer that goes to sleep or lands on the waiter's CPU
 // ends the spin early.
 //
+// Whoever the producer is, a spin that has gone on for an eighth of its
+// budget unanswered asks the kernel whether more threads are runnable than
+// there are CPUs (cpu_load.hpp). If so, somebody queues behind the spinner:
+// often the producer itself, woken onto the waiter's CPU or preempted by
+// another program on a shared host, and not yet running, so the table
+// cannot tell. The spin ends there and the waiter sleeps. A producer that
+// answers within that eighth never costs the reading.
+//
 // Where no producer is known, the thread's history decides. When more
 // threads wait than there are CPUs, the producer is usually queued behind
 // the spinners, every spin runs out, and the spinning takes the CPU the
@@ -42,6 +50,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "clan_emul/cpu_load.hpp"
 #include "clan_emul/deadline.hpp"
 #include "clan_emul/error.hpp"
 #include "clan_emul/futex.hpp"
@@ -62,6 +71,8 @@ struct SpinHistory {
   uint64_t (*run_delay_ns)() = &thread_run_delay_ns;
   // Where a producer runs (see runner.hpp); tests substitute a script.
   ProducerState (*producer_state)(uint32_t tid) = &runner_state;
+  // Whether the host's CPUs are all taken (see cpu_load.hpp); tests substitute a script.
+  bool (*cpus_oversubscribed)() = &clan::cpus_oversubscribed;
   static constexpr uint32_t kMissesBeforeSleeping = 2;
   static constexpr uint32_t kProbeEvery = 8;
   bool should_spin() { return misses < kMissesBeforeSleeping || ++waits % kProbeEvery == 0; }
@@ -100,7 +111,8 @@ inline bool producer_may_answer(const SpinHistory& history, const std::atomic<ui
   return true;
 }
 
-// How long a woken producer has to show itself running: budget / this.
+// How long a woken producer has to show itself running, and how long a
+// spin goes on before it asks whether every CPU is taken: budget / this.
 inline constexpr uint64_t kWokenGraceDivisor = 8;
 
 // Spins until ready() (true), or until the budget, the deadline or the
@@ -109,6 +121,7 @@ template <class Ready>
 bool spin_for(Ready& ready, const WaitPolicy& policy, uint64_t budget, Deadline deadline, bool woke) {
   const bool adaptive = policy.mode == WaitMode::kAdaptive;
   const uint64_t start = adaptive ? now_ns() : 0;
+  bool load_checked = false;
   for (uint32_t n = 1;; ++n) {
     cpu_relax();
     if (ready()) return true;
@@ -117,8 +130,11 @@ bool spin_for(Ready& ready, const WaitPolicy& policy, uint64_t budget, Deadline 
     if (!adaptive) continue;  // a poll spins until the deadline
     const uint64_t spun = now_ns() - start;
     if (spun >= budget) return false;
-    if (!producer_may_answer(spin_history, policy.producer, woke && spun < budget / kWokenGraceDivisor)) {
-      return false;
+    const bool early = spun < budget / kWokenGraceDivisor;
+    if (!producer_may_answer(spin_history, policy.producer, woke && early)) return false;
+    if (!early && !load_checked) {
+      load_checked = true;
+      if (spin_history.cpus_oversubscribed()) return false;
     }
   }
 }

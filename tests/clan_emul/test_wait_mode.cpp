@@ -17,6 +17,7 @@
 
 #include "tests/clan_emul/nic_pair.hpp"
 #include "clan_emul/aperture.hpp"
+#include "clan_emul/cpu_load.hpp"
 #include "clan_emul/error_detail.hpp"
 #include "clan_emul/event_queue.hpp"
 #include "clan_emul/nic.hpp"
@@ -65,8 +66,12 @@ ProducerState scripted_producer(uint32_t tid) {
   return scripted_state;
 }
 
+// Whether every CPU is taken, as the scripted history reads it.
+thread_local bool scripted_oversubscribed = false;
+bool scripted_load() { return scripted_oversubscribed; }
+
 // Runs `body` on a new thread (the history is per thread) whose producer
-// reads `state`.
+// reads `state`, on a host with CPUs to spare unless the body says otherwise.
 // A REQUIRE that fails on the thread is rethrown on the test's own.
 template <class Body>
 void with_producer(ProducerState state, Body body) {
@@ -74,6 +79,7 @@ void with_producer(ProducerState state, Body body) {
   std::thread t([&] {
     scripted_state = state;
     spin_history.producer_state = &scripted_producer;
+    spin_history.cpus_oversubscribed = &scripted_load;
     try {
       body();
     } catch (...) {
@@ -240,6 +246,62 @@ TEST_CASE("adaptive wait: a producer that lands on the waiter's CPU ends the spi
     CHECK(o.announced);
     CHECK(o.looks < 64 * 8);
   });
+}
+
+// Waits on a word nobody wakes with `budget`; returns when the sleep was
+// announced, in ns after the wait began (0: never).
+uint64_t announced_after(int64_t budget, const std::atomic<uint32_t>* producer, Deadline deadline) {
+  std::atomic<uint32_t> sleepers{0}, word{0};
+  const uint64_t start = now_ns();
+  uint64_t announced_at = 0;
+  auto ready = [&] {
+    if (announced_at == 0 && sleepers.load() != 0) announced_at = now_ns();
+    return false;
+  };
+  wait_on_word(ready, WaitPolicy{WaitMode::kAdaptive, budget, producer}, sleepers, word, deadline);
+  return announced_at == 0 ? 0 : announced_at - start;
+}
+
+TEST_CASE("adaptive wait: a spin unanswered for an eighth of the budget ends when every CPU is taken",
+          "[wait_mode]") {
+  const std::atomic<uint32_t> producer{4242};
+  constexpr int64_t kBudget = 800'000'000;
+  with_producer(ProducerState::kRunningElsewhere, [&] {
+    scripted_oversubscribed = true;
+    const uint64_t at = announced_after(kBudget, &producer, Deadline::after(900ms));
+    REQUIRE(at != 0);
+    CHECK(at >= static_cast<uint64_t>(kBudget / kWokenGraceDivisor));
+    CHECK(at < static_cast<uint64_t>(kBudget / 2));
+  });
+  with_producer(ProducerState::kUnknown, [&] {  // no producer known: the same
+    scripted_oversubscribed = true;
+    const uint64_t at = announced_after(kBudget, nullptr, Deadline::after(900ms));
+    REQUIRE(at != 0);
+    CHECK(at < static_cast<uint64_t>(kBudget / 2));
+  });
+}
+
+TEST_CASE("adaptive wait: with a CPU to spare, the spin runs its whole budget", "[wait_mode]") {
+  const std::atomic<uint32_t> producer{4242};
+  constexpr int64_t kBudget = 200'000'000;
+  with_producer(ProducerState::kRunningElsewhere, [&] {
+    const uint64_t at = announced_after(kBudget, &producer, Deadline::after(2s));
+    REQUIRE(at != 0);
+    CHECK(at >= static_cast<uint64_t>(kBudget));
+  });
+}
+
+TEST_CASE("every CPU taken: more threads runnable than CPUs, from /proc/loadavg", "[wait_mode]") {
+  CHECK(oversubscribed_from("0.42 0.31 0.20 3/412 12345\n", 2));
+  CHECK_FALSE(oversubscribed_from("0.42 0.31 0.20 2/412 12345\n", 2));
+  CHECK_FALSE(oversubscribed_from("0.42 0.31 0.20 1/412 12345\n", 2));
+  CHECK(oversubscribed_from("9.00 8.00 7.00 17/900 1\n", 16));
+  // Text it cannot read says nothing.
+  CHECK_FALSE(oversubscribed_from("", 2));
+  CHECK_FALSE(oversubscribed_from("0.42 0.31 0.20", 2));
+  CHECK_FALSE(oversubscribed_from("0.42 0.31 0.20 x/412 1\n", 2));
+  CHECK_FALSE(oversubscribed_from("0.42 0.31 0.20 3 1\n", 2));
+  CHECK_FALSE(oversubscribed_from("0.42 0.31 0.20 3/412 1\n", 0));
 }
 
 TEST_CASE("runner table: a thread's entry says whether it runs, and where", "[wait_mode][runner]") {
