@@ -95,19 +95,29 @@ CORBA::Boolean MonitoredConnection::Peek() {
   } while (!flags_.compare_exchange_weak(f, f | kPeeking, std::memory_order_acq_rel));
   bool ready = (f & kDataInBuffer) != 0;
   if (!ready) {
+    // This thread waits on the connection itself, and the monitor skips a
+    // connection being peeked: an event for it would only wake the monitor
+    // for nothing, a second wake-up per request on a small host.
+    {
+      std::lock_guard lock(arm_mu_);
+      disarm();
+    }
     const omni_time_t& period = SocketCollection::scan_interval;
     ready = wait_readable(clan::Deadline::after(std::chrono::seconds(period.s) +
                                                 std::chrono::nanoseconds(period.ns)));
   }
-  if (ready) {
+  {
     std::lock_guard lock(arm_mu_);
-    flags_.fetch_and(~(kSelectable | kDataInBuffer | kPeeking), std::memory_order_acq_rel);
-    disarm();
-    return 1;
+    if (ready) {
+      flags_.fetch_and(~(kSelectable | kDataInBuffer | kPeeking), std::memory_order_acq_rel);
+      disarm();
+      return 1;
+    }
+    // Back to the monitor, armed as before, unless omniORB cleared it meanwhile.
+    if (flags_.fetch_and(~kPeeking, std::memory_order_acq_rel) & kSelectable) arm();
   }
-  flags_.fetch_and(~kPeeking, std::memory_order_acq_rel);
-  // Data may have landed while the monitor skipped us: let it look again.
-  if (readable()) endpoint_->signal(source_);
+  // Data may have landed while unarmed or skipped: let the monitor look again.
+  if (readable()) notify_monitor();
   return 0;
 }
 
