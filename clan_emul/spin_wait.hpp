@@ -19,7 +19,7 @@
 // ends the spin early.
 //
 // Whoever the producer is, a spin that has gone on for an eighth of its
-// budget unanswered asks the kernel whether more threads are runnable than
+// budget (woken_grace_ns) unanswered asks the kernel whether more threads are runnable than
 // there are CPUs (cpu_load.hpp). If so, somebody queues behind the spinner:
 // often the producer itself, woken onto the waiter's CPU or preempted by
 // another program on a shared host, and not yet running, so the table
@@ -112,8 +112,18 @@ inline bool producer_may_answer(const SpinHistory& history, const std::atomic<ui
 }
 
 // How long a woken producer has to show itself running, and how long a
-// spin goes on before it asks whether every CPU is taken: budget / this.
+// spin goes on before it asks whether every CPU is taken: an eighth of the
+// budget, but never less than a cross-CPU wake-up takes on a host that
+// idles in a halt-polling loop (a few microseconds), so that a short budget
+// (CLAN_SPIN_NS) does not give up on a producer that is on its way; never
+// more than the budget itself.
 inline constexpr uint64_t kWokenGraceDivisor = 8;
+inline constexpr uint64_t kWokenGraceFloorNs = 5'000;
+constexpr uint64_t woken_grace_ns(uint64_t budget) {
+  const uint64_t eighth = budget / kWokenGraceDivisor;
+  const uint64_t grace = eighth > kWokenGraceFloorNs ? eighth : kWokenGraceFloorNs;
+  return grace < budget ? grace : budget;
+}
 
 // Spins until ready() (true), or until the budget, the deadline or the
 // producer's state (adaptive) says to stop (false).
@@ -121,6 +131,7 @@ template <class Ready>
 bool spin_for(Ready& ready, const WaitPolicy& policy, uint64_t budget, Deadline deadline, bool woke) {
   const bool adaptive = policy.mode == WaitMode::kAdaptive;
   const uint64_t start = adaptive ? now_ns() : 0;
+  const uint64_t grace = woken_grace_ns(budget);
   bool load_checked = false;
   for (uint32_t n = 1;; ++n) {
     cpu_relax();
@@ -130,7 +141,7 @@ bool spin_for(Ready& ready, const WaitPolicy& policy, uint64_t budget, Deadline 
     if (!adaptive) continue;  // a poll spins until the deadline
     const uint64_t spun = now_ns() - start;
     if (spun >= budget) return false;
-    const bool early = spun < budget / kWokenGraceDivisor;
+    const bool early = spun < grace;
     if (!producer_may_answer(spin_history, policy.producer, woke && early)) return false;
     if (!early && !load_checked) {
       load_checked = true;

@@ -291,6 +291,15 @@ TEST_CASE("adaptive wait: with a CPU to spare, the spin runs its whole budget", 
   });
 }
 
+TEST_CASE("adaptive wait: the woken producer's grace is an eighth of the budget, within a floor and the budget",
+          "[wait_mode]") {
+  CHECK(woken_grace_ns(800'000'000) == 100'000'000);
+  CHECK(woken_grace_ns(50'000) == 6'250);
+  CHECK(woken_grace_ns(20'000) == kWokenGraceFloorNs);  // an eighth would be 2.5 us
+  CHECK(woken_grace_ns(3'000) == 3'000);                // never past the budget
+  CHECK(woken_grace_ns(0) == 0);
+}
+
 TEST_CASE("every CPU taken: more threads runnable than CPUs, from /proc/loadavg", "[wait_mode]") {
   CHECK(oversubscribed_from("0.42 0.31 0.20 3/412 12345\n", 2));
   CHECK_FALSE(oversubscribed_from("0.42 0.31 0.20 2/412 12345\n", 2));
