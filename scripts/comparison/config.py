@@ -31,7 +31,7 @@ MiB = 1024 * 1024
 PROFILES = {
     "full": dict(
         echo_rounds=5, echo_calls=2000, echo_warmup=500,
-        rate_clients=[1, 2, 4, 8, 16], rate_rounds=2, rate_seconds=2.0, rate_warmup=0.5,
+        rate_clients=[1, 2, 4, 8, 16], rate_rounds=3, rate_seconds=2.0, rate_warmup=0.5,
         rate_procs=[(16, 4)], rate_procs_rounds=3,
         ttcp_sizes=[64, 256, KiB, 4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, MiB], ttcp_total=10 * MiB,
         idle_seconds=1.0,

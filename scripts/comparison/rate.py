@@ -4,7 +4,7 @@ with one null echo outstanding on a connection of its own."""
 import os
 
 from .config import MODES
-from .fmt import log, md_table, write_csv
+from .fmt import find, fmt_num, log, md_table, write_csv
 from .section import Section
 
 
@@ -40,14 +40,27 @@ class RequestRate(Section):
     HEADING = "## Request rate (requests/s), server: {}\n"
 
     INTRO = ("N client threads in one process, one outstanding null echo each, one connection each; "
-             "{rate_rounds} rounds x {rate_seconds} s after {rate_warmup} s warm-up.\n")
+             "{rate_rounds} rounds x {rate_seconds} s after {rate_warmup} s warm-up, counted together.\n")
 
     def mode_lines(self, mode):
         ctx, clients = self.ctx, self.ctx.p["rate_clients"]
         rows = [[t] + [self.vs_tcp(ctx.results["rate"], "requests_per_s", t, mode=mode, clients=n) for n in clients]
                 for t in ctx.transports]
-        return [md_table(["transport"] + [f"{n} client{'s' if n > 1 else ''}" for n in clients], rows), "",
-                self._connections(mode)]
+        header = ["transport"] + [f"{n} client{'s' if n > 1 else ''}" for n in clients]
+        return [md_table(header, rows), ""] + self._rounds(mode, header) + [self._connections(mode)]
+
+    def _rounds(self, mode, header):
+        """Each round's figure, when the profile runs several: the steadiness target reads them."""
+        ctx, clients = self.ctx, self.ctx.p["rate_clients"]
+        if ctx.p["rate_rounds"] < 2:
+            return []
+        rows = [[t] + [self._round_cell(find(ctx.results["rate"], transport=t, mode=mode, clients=n))
+                       for n in clients] for t in ctx.transports]
+        return ["Each round's figure (requests/s), in the order run:\n", md_table(header, rows), ""]
+
+    @staticmethod
+    def _round_cell(e):
+        return "-" if e is None else ", ".join(fmt_num(x) for x in e["requests_per_s_rounds"])
 
     def _connections(self, mode):
         rate = self.ctx.results["rate"]
@@ -61,6 +74,8 @@ class RequestRate(Section):
 
     def write_csv(self):
         write_csv(os.path.join(self.ctx.out, "rate.csv"),
-                  ["transport", "mode", "clients", "requests", "seconds", "requests_per_s", "connect_retries"],
+                  ["transport", "mode", "clients", "requests", "seconds", "requests_per_s", "connect_retries",
+                   "requests_per_s_rounds"],
                   [[e["transport"], e["mode"], e["clients"], e["requests"], round(e["seconds"], 6),
-                    e["requests_per_s"], e["connect_retries"]] for e in self.ctx.results["rate"]])
+                    e["requests_per_s"], e["connect_retries"], " ".join(f"{x:.1f}" for x in e["requests_per_s_rounds"])]
+                   for e in self.ctx.results["rate"]])

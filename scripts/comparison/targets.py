@@ -5,12 +5,15 @@ lines (ids "row.part" form the verdict row "row")."""
 
 import operator
 import os
+import statistics
 
 from .config import KiB, MODES, OTP_RTO_US
 from .fmt import find, fmt_num, fmt_ratio, md_table, ratio, write_csv
 
 TARGETS_TSV = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "targets.tsv")
 OPS = {"<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt, "==": operator.eq}
+# The request rate is steady when this many rounds of one run stay close to their median.
+STEADY_ROUNDS = 3
 
 
 class Target:
@@ -69,9 +72,40 @@ class Measures:
         e = self.res["echo"].get(f"{t}/tpc")
         return e["p50_us"] if e else None
 
-    def rate(self, t, n):
-        e = find(self.res["rate"], transport=t, clients=n, mode="tpc")
+    def rate(self, t, n, mode="tpc"):
+        e = find(self.res["rate"], transport=t, clients=n, mode=mode)
         return e and e["requests_per_s"]
+
+    def unmeasured_clients(self, n):
+        """Why the single-process rate has no point at n clients in this profile, or ""."""
+        if n in self.ctx.p["rate_clients"]:
+            return ""
+        return "not measured in --quick" if self.ctx.args.quick else f"{n} clients not measured"
+
+    def rate_ratio(self, n, a, b):
+        """The request rate at n clients of a over b, each (transport, mode)."""
+        why = self.unmeasured_clients(n)
+        if why:
+            return [a[0], b[0]], None, why
+        _, q, text = self.ratio_text("/".join(a), "/".join(b), self.rate(a[0], n, a[1]),
+                                     self.rate(b[0], n, b[1]), "req/s")
+        return [a[0], b[0]], q, text
+
+    def rate_spread(self, t, m, n):
+        """How steady the request rate of t in mode m at n clients is: its rounds' largest
+        deviation from their median, as a fraction of the median."""
+        e = find(self.res["rate"], transport=t, clients=n, mode=m)
+        if e is None:
+            return [t], None, ""
+        rounds = e["requests_per_s_rounds"]
+        if len(rounds) < STEADY_ROUNDS:
+            return [t], None, f"{len(rounds)} round{'' if len(rounds) == 1 else 's'}, {STEADY_ROUNDS} needed"
+        median = statistics.median(rounds)
+        if not median:
+            return [t], None, ""
+        spread = max(abs(x - median) for x in rounds) / median
+        return [t], spread, (f"{t}/{m} rounds {', '.join(fmt_num(x) for x in rounds)} req/s: largest deviation "
+                             f"from their median {fmt_num(median)} = {spread:.2f}")
 
     def rate_procs(self, t, m):
         e = find(self.res["rate_procs"], transport=t, mode=m, clients=64)
@@ -140,23 +174,29 @@ class Measures:
             "tcp_echo_over_otp": lambda: self.echo_ratio("tcp", "otp", None),
             "via_echo_over_clan": lambda: self.echo_ratio("via", "clan", 2),
             "otp_loss1": self.loss1,
+            "clan_rate4_pool_over_tcp": lambda: self.rate_ratio(4, ("clan", "pool"), ("tcp", "pool")),
+            "clan_rate4_pool_spread": lambda: self.rate_spread("clan", "pool", 4),
+            "clan_rate16_pool_over_tpc": lambda: self.rate_ratio(16, ("clan", "pool"), ("clan", "tpc")),
         }
         rows.update({f"{t}_echo_tail_{m}": (lambda t=t, m=m: self.echo_tail(t, m))
                      for t in ("clan", "otp", "via") for m in MODES})
         rows.update({f"otp_rate64_over_tcp_{m}": (lambda m=m: self.ratio_text(
             "otp", "tcp", self.rate_procs("otp", m), self.rate_procs("tcp", m), "req/s")) for m in MODES})
+        rows.update({f"otp_rate16_over_tcp_{m}": (lambda m=m: self.rate_ratio(16, ("otp", m), ("tcp", m)))
+                     for m in MODES})
         if row not in rows:
             raise KeyError(f"targets.tsv: the comparison measures nothing named {row!r}")
         return rows[row]()
 
 
 def verdict(ctx, measures, row, lines):
-    """One verdict row: target, measured, value, status."""
+    """One verdict row: target, measured, value, status. A row without a value
+    says why: the text its measure gives, or "not measured"."""
     needs, value, text = measures.measure(row)
     what = lines[0].what if len(lines) == 1 else combined_what(lines)
     missing = [t for t in needs if not ctx.have(t)]
     if missing or value is None:
-        why = f"{', '.join(missing)} not run" if missing else "not measured"
+        why = f"{', '.join(missing)} not run" if missing else (text or "not measured")
         return dict(id=row, target=what, measured=f"n/a ({why})", value=None, status="n/a",
                     lines={t.id: "n/a" for t in lines})
     values = {lines[0].id: value} if len(lines) == 1 else value
