@@ -22,6 +22,22 @@ struct Look {
   VIP_RETURN result = VIP_SUCCESS;  // kReturn
 };
 
+// How long a waiter that finds writes into the peer held (vi_held.cpp)
+// waits for the peer's endpoint at a time, under the VI's lock, before it
+// looks at the VI again.
+constexpr auto kHeldSlice = std::chrono::milliseconds(2);
+
+// A waiter would sleep, but the VI has held writes: nothing would wake it
+// for them, so it retries them, waiting up to a slice for the peer's
+// endpoint (paper 004 sect. 3.2). Under vi->mu.
+void retry_held(Vi* vi, VIP_ULONG timeout, std::optional<clan::Deadline>& deadline) {
+  if (!deadline) deadline = deadline_ms(timeout);
+  const auto slice = clan::Deadline::after(kHeldSlice);
+  vi->peer_hold = slice.when() < deadline->when() ? slice : *deadline;
+  vi->progress();
+  vi->peer_hold = clan::Deadline::already_expired();
+}
+
 // The loop both waits share. A Waiter (SendWaiter, RecvWaiter):
 //   leave()  under vi->mu: no longer counted among those asleep;
 //   look()   under vi->mu: return, look again, or sleep (counted);
@@ -31,23 +47,26 @@ template <class Waiter>
 VIP_RETURN wait_for(Vi* vi, VIP_ULONG timeout, Fifo<Done>& done, VIP_DESCRIPTOR** out, Waiter& w) {
   std::optional<clan::Deadline> deadline;  // read the clock only to sleep
   for (;;) {
+    bool held = false;
     {
       std::lock_guard lock(vi->mu);
       w.leave();
       vi->progress();
+      if (vi->held && timeout != 0) retry_held(vi, timeout, deadline);
       if (!done.empty()) return take_done(done, out);
       const Look look = w.look();
       if (look.next == Look::kReturn) return look.result;
       if (look.next == Look::kAgain) continue;
+      held = vi->held;  // retried again at once, not slept on
     }
-    if (w.spin()) continue;
+    if (!held && w.spin()) continue;
     if (!deadline) deadline = deadline_ms(timeout);
     if (deadline->expired()) {
       std::lock_guard lock(vi->mu);
       w.leave();
       return VIP_TIMEOUT;
     }
-    w.sleep(*deadline);
+    if (!held) w.sleep(*deadline);
   }
 }
 
