@@ -111,7 +111,8 @@ bool DmaEngine::drain(uint64_t upto) {
     DmaRequest r{};
     // A full held list stops taking requests: the queue fills, and
     // submitters see kWouldBlock, as they would behind a slow link.
-    while (head_.load(std::memory_order_relaxed) < upto && held_.size() < held_.capacity() && pop(r)) {
+    while (head_.load(std::memory_order_relaxed) < upto && held_.size() < held_.capacity() &&
+           pop(r)) {
       perform(r, is_inline);
     }
     held_count_.store(static_cast<uint32_t>(held_.size()), std::memory_order_seq_cst);

@@ -95,7 +95,9 @@ void CookieReceiver::consume() {
   // below its size: a read pointer an eighth of the ring behind is as good.
   // One that finds the peer's endpoint on the host is owed, and the newest
   // goes at the next consume or flush (paper 004 sect. 3.2).
-  if (owed_ || next % std::max<uint32_t>(slots_ / 8, 1) == 0) flush(clan::Deadline::already_expired());
+  if (owed_ || next % std::max<uint32_t>(slots_ / 8, 1) == 0) {
+    flush(clan::Deadline::already_expired());
+  }
 }
 
 bool CookieReceiver::flush(clan::Deadline hold) {

@@ -37,7 +37,8 @@ class CookieSender {
   // kTimeout if the reader's endpoint stayed on the host past `hold` (paper
   // 004 sect. 3.2): the descriptor is not published (its tag unwritten),
   // push it again. A doorbell that times out is owed instead.
-  clan::Errc push(uint64_t pos, const void* msg, size_t len, clan::Deadline hold = clan::Deadline::never());
+  clan::Errc push(uint64_t pos, const void* msg, size_t len,
+                  clan::Deadline hold = clan::Deadline::never());
   // Rings an owed doorbell, waiting up to `hold`; true if none is owed.
   bool flush(clan::Deadline hold);
   bool owed() const { return doorbell_owed_ != 0; }

@@ -56,8 +56,8 @@ Errc TransferSender::put(Record r, clan::Deadline hold) {
 
 Errc TransferSender::publish_pio(clan::Deadline hold) {
   for (; published_i_ < write_i_; ++published_i_) {
-    if (Errc e = ring_->write_word(ring_at_ + slot_at(published_i_, slots_), published_i_ + 1, hold);
-        e != Errc::kOk) {
+    const size_t tag = ring_at_ + slot_at(published_i_, slots_);
+    if (Errc e = ring_->write_word(tag, published_i_ + 1, hold); e != Errc::kOk) {
       pointer_owed_ = e == Errc::kTimeout;
       return e;
     }
@@ -127,7 +127,9 @@ void TransferReceiver::consume() {
   // One whose write found the sender's endpoint on the host is owed, and
   // the newest read pointer goes at the next consume or flush (paper 004
   // sect. 3.2: retried, never waited for here).
-  if (owed_ || read % std::max<uint32_t>(slots_ / 8, 1) == 0) flush(clan::Deadline::already_expired());
+  if (owed_ || read % std::max<uint32_t>(slots_ / 8, 1) == 0) {
+    flush(clan::Deadline::already_expired());
+  }
 }
 
 bool TransferReceiver::flush(clan::Deadline hold) {

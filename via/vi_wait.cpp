@@ -81,7 +81,9 @@ class SendWaiter {
   void leave() {
     if (!waiting_) return;
     waiting_ = false;
-    if (--vi_->cookie_waiters == 0 && !vi_->send_cq && waited_) waited_->ck_rx->want_doorbell(false);
+    if (--vi_->cookie_waiters == 0 && !vi_->send_cq && waited_) {
+      waited_->ck_rx->want_doorbell(false, clan::Deadline::already_expired());
+    }
   }
 
   Look look() {
@@ -98,8 +100,11 @@ class SendWaiter {
       ticket_ = vi_->sends.front().ticket;
       return {Look::kSleep};
     }
-    // From here the peer rings the doorbell when it posts.
-    if (vi_->cookie_waiters++ == 0) c_->ck_rx->want_doorbell(true);
+    // From here the peer rings the doorbell when it posts (or, its endpoint
+    // on the host, the next look asks again: the sleep is a slice).
+    if (vi_->cookie_waiters++ == 0) {
+      c_->ck_rx->want_doorbell(true, clan::Deadline::already_expired());
+    }
     waiting_ = true;
     waited_ = c_;
     seen_ = vi_->send_completions.load(std::memory_order_relaxed);
