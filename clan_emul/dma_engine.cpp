@@ -105,8 +105,10 @@ bool DmaEngine::drain(uint64_t upto) {
     if (!performer_.compare_exchange_strong(free, 1, std::memory_order_seq_cst)) return false;
     // The engine's thread retries held requests; with nothing else queued it
     // may wait a little for the first one's endpoint (it would sleep anyway).
+    // A full held list leaves it nothing else to do either.
     if (!is_inline && !held_.empty()) {
-      retry_held(queued() ? Deadline::already_expired() : Deadline::after(kHeldRetry));
+      const bool other_work = queued() && held_.size() < held_.capacity();
+      retry_held(other_work ? Deadline::already_expired() : Deadline::after(kHeldRetry));
     }
     DmaRequest r{};
     // A full held list stops taking requests: the queue fills, and
@@ -115,12 +117,13 @@ bool DmaEngine::drain(uint64_t upto) {
            pop(r)) {
       perform(r, is_inline);
     }
+    const bool held_full = held_.size() == held_.capacity();
     held_count_.store(static_cast<uint32_t>(held_.size()), std::memory_order_seq_cst);
     performer_.store(0, std::memory_order_seq_cst);
     // A submitter that found the token taken left its request to us: a
     // submitter hands what is left, held requests included, to the engine's
-    // thread.
-    if (is_inline && head_.load(std::memory_order_relaxed) >= upto) {
+    // thread (at once if the held list is full: a submitter never waits).
+    if (is_inline && (held_full || head_.load(std::memory_order_relaxed) >= upto)) {
       if (queued() || has_held()) wake_engine();
       return true;
     }

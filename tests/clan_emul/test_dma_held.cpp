@@ -147,3 +147,34 @@ TEST_CASE("held DMA requests all land, in order per aperture, as endpoints come 
   CHECK(overtaken.load() == 0);
   CHECK(owner->resident_set_stats().remaps >= 2);
 }
+
+TEST_CASE("a full list of held DMA requests pushes back on submitters, who never wait",
+          "[dma][resident]") {
+  auto owner = std::move(Nic::open(with_frames(1, 3600s)).value());
+  NicConfig small;
+  small.dma_queue_depth = 4;
+  auto writer = std::move(Nic::open(small).value());
+  auto l = loci(*owner, *writer, 2);
+  REQUIRE(l[1].endpoint.residency() == Residency::kOnHostReadOnly);
+  DmaStream held(*writer);
+  // Four held aside and four queued behind them: then the queue is full,
+  // and a submit says so instead of waiting.
+  uint64_t last = 0;
+  int refused = 0;
+  for (int i = 0; i < 64 && refused == 0; ++i) {
+    auto t = held.write_word(l[1].ap, 0, static_cast<uint64_t>(i + 1));
+    if (t) {
+      last = t.value();
+    } else {
+      CHECK(t.error() == Errc::kWouldBlock);
+      ++refused;
+    }
+  }
+  CHECK(refused == 1);
+  CHECK(last >= 4);
+  CHECK(word(l[1].region, 0) == 0);
+  l[1].region.reset();
+  CHECK(held.wait(last, Deadline::after(30s)) == Errc::kOk);
+  CHECK(held.error() == Errc::kStaleCookie);
+  CHECK(writer->dma().performed() == last);
+}
