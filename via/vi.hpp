@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -123,6 +124,9 @@ struct Vi {
   // that would otherwise sleep retries them (vi_wait.cpp). Under mu.
   bool held = false;
   clan::Deadline peer_hold = clan::Deadline::already_expired();
+  // How long a waiter that finds writes held waits for the peer's endpoint
+  // at a time, under the VI's lock, before it looks at the VI again.
+  static constexpr std::chrono::milliseconds kHeldSlice{2};
 
   // Statistics (VipClanQueryNicStats): written under mu, read by anyone.
   std::atomic<uint64_t> pio_sends{0}, dma_sends{0}, dropped_sends{0}, mapping_hits{0};

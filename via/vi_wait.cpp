@@ -22,17 +22,12 @@ struct Look {
   VIP_RETURN result = VIP_SUCCESS;  // kReturn
 };
 
-// How long a waiter that finds writes into the peer held (vi_held.cpp)
-// waits for the peer's endpoint at a time, under the VI's lock, before it
-// looks at the VI again.
-constexpr auto kHeldSlice = std::chrono::milliseconds(2);
-
 // A waiter would sleep, but the VI has held writes: nothing would wake it
 // for them, so it retries them, waiting up to a slice for the peer's
 // endpoint (paper 004 sect. 3.2). Under vi->mu.
 void retry_held(Vi* vi, VIP_ULONG timeout, std::optional<clan::Deadline>& deadline) {
   if (!deadline) deadline = deadline_ms(timeout);
-  const auto slice = clan::Deadline::after(kHeldSlice);
+  const auto slice = clan::Deadline::after(Vi::kHeldSlice);
   vi->peer_hold = slice.when() < deadline->when() ? slice : *deadline;
   vi->progress();
   vi->peer_hold = clan::Deadline::already_expired();
