@@ -137,8 +137,9 @@ void DmqReceiver::pay_owed(Deadline deadline) {
 
 Errc DmqReceiver::close(Deadline hold) {
   if (!sender_.valid()) return Errc::kInvalidArgument;
+  const uint64_t read_i = read_i_.load(std::memory_order_relaxed);
   Errc e = sender_.write_word(kReceiverClosed, 1, hold);
-  if (e == Errc::kOk) e = sender_.write_word(kLazyRead, read_i_.load(std::memory_order_relaxed), hold);
+  if (e == Errc::kOk) e = sender_.write_word(kLazyRead, read_i, hold);
   owed_ = false;
   fail(Errc::kClosed);
   return e;

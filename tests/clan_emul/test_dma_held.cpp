@@ -72,7 +72,7 @@ bool eventually(F f) {
 
 }  // namespace
 
-TEST_CASE("a DMA request held for a non-resident endpoint does not stall the engine's other requests",
+TEST_CASE("a DMA request held for a non-resident endpoint stalls none of the engine's others",
           "[dma][resident]") {
   // A re-mapping that never finishes keeps the third endpoint on the host.
   NicConfig c = with_frames(2, 3600s);

@@ -16,7 +16,7 @@
 using namespace clan;
 using namespace std::chrono_literals;
 
-TEST_CASE("a DMQ release owes its read pointer to a sender on the host, and pays it before blocking",
+TEST_CASE("a DMQ release owes its read pointer to a sender on the host, paid before blocking",
           "[dmq][resident]") {
   // One frame, taken by an idle endpoint, and a re-mapping of a second: the
   // sender's endpoint stays on the host that long after it is asked for.
