@@ -46,6 +46,7 @@ DmaEngine::DmaEngine(uint32_t depth, std::chrono::nanoseconds spin_budget, bool 
       spin_budget_(spin_budget),
       loop_(std::make_unique<Loop>()) {
   for (uint64_t i = 0; i < slots_.size(); ++i) slots_[i].seq.store(i, std::memory_order_relaxed);
+  held_.reserve(slots_.size());
   thread_ = std::thread([this] { run(); });
 }
 
@@ -102,20 +103,28 @@ bool DmaEngine::drain(uint64_t upto) {
   do {
     uint32_t free = 0;
     if (!performer_.compare_exchange_strong(free, 1, std::memory_order_seq_cst)) return false;
-    DmaRequest r{};
-    while (head_.load(std::memory_order_relaxed) < upto && pop(r)) {
-      Errc e = r.src ? r.aperture->write(r.offset, r.src, r.len)
-                     : r.aperture->write_word(r.offset, r.word);
-      // Only the token's holder writes these: no read-modify-write needed.
-      bump(performed_);
-      if (is_inline) bump(performed_inline_);
-      r.stream->complete(r.ticket, e);
+    // The engine's thread retries held requests; with nothing else queued it
+    // may wait a little for the first one's endpoint (it would sleep anyway).
+    // A full held list leaves it nothing else to do either.
+    if (!is_inline && !held_.empty()) {
+      const bool other_work = queued() && held_.size() < held_.capacity();
+      retry_held(other_work ? Deadline::already_expired() : Deadline::after(kHeldRetry));
     }
+    DmaRequest r{};
+    // A full held list stops taking requests: the queue fills, and
+    // submitters see kWouldBlock, as they would behind a slow link.
+    while (head_.load(std::memory_order_relaxed) < upto && held_.size() < held_.capacity() &&
+           pop(r)) {
+      perform(r, is_inline);
+    }
+    const bool held_full = held_.size() == held_.capacity();
+    held_count_.store(static_cast<uint32_t>(held_.size()), std::memory_order_seq_cst);
     performer_.store(0, std::memory_order_seq_cst);
     // A submitter that found the token taken left its request to us: a
-    // submitter hands what is left to the engine's thread.
-    if (is_inline && head_.load(std::memory_order_relaxed) >= upto) {
-      if (queued()) wake_engine();
+    // submitter hands what is left, held requests included, to the engine's
+    // thread (at once if the held list is full: a submitter never waits).
+    if (is_inline && (held_full || head_.load(std::memory_order_relaxed) >= upto)) {
+      if (queued() || has_held()) wake_engine();
       return true;
     }
   } while (queued());
@@ -134,7 +143,7 @@ bool DmaEngine::pop(DmaRequest& out) {
 
 void DmaEngine::run() {
   for (;;) {
-    if (queued()) {
+    if (queued() || has_held()) {
       // An inline drainer holding the token performs these: it is short.
       if (!drain(kAll)) cpu_relax();
       continue;
@@ -146,7 +155,7 @@ void DmaEngine::run() {
     }
     // Idle: spin for the budget, then sleep until a submitter wakes us.
     // Seq_cst loads (queued()): they pair with a submitter's look at sleeping_.
-    spin_then_sleep([&] { return queued() || stop_.load(std::memory_order_seq_cst); },
+    spin_then_sleep([&] { return queued() || has_held() || stop_.load(std::memory_order_seq_cst); },
                     spin_budget_.count(), sleeping_, *loop_, Deadline::never());
   }
 }

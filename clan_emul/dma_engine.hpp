@@ -18,6 +18,13 @@
 // asleep while submitters keep up; a submitter that gives the token back
 // with requests still queued (others queued them meanwhile) wakes it, so no
 // submitter copies for others without bound and none is left behind.
+//
+// A request whose target endpoint is not resident (paper 004 sect. 3.2) is
+// not waited for: it is set aside, held, and retried, so it stalls no other
+// endpoint's requests (dma_held.cpp). Order is kept where it matters: a
+// request never overtakes a held one to the same aperture (a protocol's
+// pointer after its data) nor of the same stream (completions are reported
+// in ticket order).
 #pragma once
 
 #include <atomic>
@@ -27,6 +34,7 @@
 #include <thread>
 #include <vector>
 
+#include "clan_emul/deadline.hpp"
 #include "clan_emul/error.hpp"
 
 namespace clan {
@@ -67,8 +75,17 @@ class DmaEngine {
   // to queue position `upto`, then wakes the thread if more is queued. false
   // if another thread holds the token (it will see what is queued).
   static constexpr uint64_t kAll = UINT64_MAX;
+  // How long the idle engine waits for a held request's endpoint before it
+  // looks at its queue again: the delay a held request can add to another's.
+  static constexpr std::chrono::milliseconds kHeldRetry{1};
   bool drain(uint64_t upto);
   void wake_engine();
+  // dma_held.cpp: performing one request, and the held ones.
+  void perform(const DmaRequest& r, bool is_inline);
+  void complete(const DmaRequest& r, Errc e, bool is_inline);
+  bool behind_held(const DmaRequest& r, size_t held) const;
+  void retry_held(Deadline first_hold);
+  bool has_held() const { return held_count_.load(std::memory_order_seq_cst) != 0; }
   struct Loop;  // the io_context the thread blocks in: Asio stays in the .cpp
 
   std::vector<Slot> slots_;
@@ -81,6 +98,12 @@ class DmaEngine {
   const bool inline_when_idle_;
   std::atomic<uint64_t> performed_{0};
   std::atomic<uint64_t> performed_inline_{0};
+  // Requests set aside for a non-resident target, in queue order: touched
+  // only by the token's holder, and never more than the queue holds (space
+  // reserved at construction). Their count is read by the engine's thread,
+  // which does not sleep while there are any.
+  std::vector<DmaRequest> held_;
+  alignas(64) std::atomic<uint32_t> held_count_{0};
   std::chrono::nanoseconds spin_budget_;
   std::unique_ptr<Loop> loop_;
   std::thread thread_;

@@ -76,6 +76,7 @@ Result<DmqMessage> DmqReceiver::receive(Deadline deadline) {
     lw = lazy_write();
     return lw != read_i || sender_closed();
   };
+  if (owed_ && !ready()) pay_owed(deadline);
   if (Errc e = data_tripwire_.wait(ready, deadline); e != Errc::kOk) return e;
   if (Errc st = status(); st != Errc::kOk) return st;
   // Re-read after seeing a close: the last messages may have landed after our
@@ -101,20 +102,45 @@ Result<DmqMessage> DmqReceiver::receive(Deadline deadline) {
 
 Errc DmqReceiver::release() {
   if (pending_ == 0) return Errc::kInvalidArgument;
-  const uint64_t read_i = read_i_.load(std::memory_order_relaxed) + pending_;
-  read_i_.store(read_i, std::memory_order_relaxed);
+  read_i_.store(read_i_.load(std::memory_order_relaxed) + pending_, std::memory_order_relaxed);
   pending_ = 0;
-  // A sender that closed needs no more read pointers (and may be gone): the
-  // messages it left in our ring can still be drained.
-  if (sender_closed()) return Errc::kOk;
-  Errc e = sender_.write_word(kLazyRead, read_i);  // fires the sender's space tripwire
-  return e == Errc::kOk ? Errc::kOk : fail(e);
+  // The pointer is a lazy hint: it is not waited for (the deadline is
+  // expired without a clock read).
+  return write_read_pointer(Deadline::already_expired());
 }
 
-Errc DmqReceiver::close() {
+Errc DmqReceiver::write_read_pointer(Deadline hold) {
+  // A sender that closed needs no more read pointers (and may be gone): the
+  // messages it left in our ring can still be drained.
+  if (sender_closed()) {
+    owed_ = false;
+    return Errc::kOk;
+  }
+  // Fires the sender's space tripwire.
+  const Errc e = sender_.write_word(kLazyRead, read_i_.load(std::memory_order_relaxed), hold);
+  owed_ = e == Errc::kTimeout;
+  return e == Errc::kOk || owed_ ? Errc::kOk : fail(e);
+}
+
+// The receiver is about to block with a read pointer owed: the sender may be
+// waiting for that very pointer to send again, so it is retried, in slices
+// (each waits for the sender's endpoint), before the receiver sleeps on its
+// ring. A message arriving meanwhile is seen at the end of a slice.
+void DmqReceiver::pay_owed(Deadline deadline) {
+  constexpr auto kSlice = std::chrono::milliseconds(2);
+  for (;;) {
+    const Deadline slice = Deadline::after(kSlice);
+    write_read_pointer(slice.when() < deadline.when() ? slice : deadline);
+    if (!owed_ || deadline.expired() || readable()) return;
+  }
+}
+
+Errc DmqReceiver::close(Deadline hold) {
   if (!sender_.valid()) return Errc::kInvalidArgument;
-  Errc e = sender_.write_word(kReceiverClosed, 1);
-  if (e == Errc::kOk) e = sender_.write_word(kLazyRead, read_i_.load(std::memory_order_relaxed));
+  const uint64_t read_i = read_i_.load(std::memory_order_relaxed);
+  Errc e = sender_.write_word(kReceiverClosed, 1, hold);
+  if (e == Errc::kOk) e = sender_.write_word(kLazyRead, read_i, hold);
+  owed_ = false;
   fail(Errc::kClosed);
   return e;
 }

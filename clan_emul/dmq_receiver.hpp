@@ -45,6 +45,11 @@ class DmqReceiver {
   Result<DmqMessage> receive(Deadline deadline);
   Result<DmqMessage> try_receive() { return receive(Deadline::now()); }
   // Consumes the message the last receive() returned and tells the sender.
+  // Never waits: a read pointer that finds the sender's endpoint on the
+  // host (paper 004 sect. 3.2) is owed, and written, the newest superseding
+  // the older, at the next release() or receive(); a receive() that would
+  // block retries it, waiting for the sender's endpoint, so a sender waiting
+  // for space is never left waiting for it.
   Errc release();
   // True if a message (or the close, or an error) is waiting.
   bool readable() const;
@@ -59,7 +64,10 @@ class DmqReceiver {
     data_tripwire_.set_queue(queue, source);
   }
 
-  Errc close();
+  // Tells the sender, waiting up to `hold` for its endpoint to be resident
+  // (kTimeout if it stays on the host: the sender learns of it from its own
+  // deadline or the OOB close). The queue is closed either way.
+  Errc close(Deadline hold = Deadline::after(std::chrono::seconds(1)));
   // Breaks the queue at once (e.g. the peer died): waiters wake with `reason`.
   void abort(Errc reason);
   // The peer is gone in an orderly way: what it wrote can still be drained,
@@ -75,6 +83,11 @@ class DmqReceiver {
   uint64_t lazy_write() const;
   bool sender_closed() const;
   Errc fail(Errc e);
+  // Writes the read pointer into the sender's region, waiting up to `hold`
+  // for its endpoint; on kTimeout it stays owed.
+  Errc write_read_pointer(Deadline hold);
+  // An owed read pointer, retried before receive() blocks (dmq_receiver.cpp).
+  void pay_owed(Deadline deadline);
 
   Nic& nic_;
   const Endpoint* endpoint_ = nullptr;
@@ -92,6 +105,7 @@ class DmqReceiver {
   // Written by the receiving thread only; readable() may look from another.
   std::atomic<uint64_t> read_i_{0};
   size_t pending_ = 0;  // bytes of the message handed out, consumed on release()
+  bool owed_ = false;   // the last read pointer's write found the sender on the host
   std::atomic<Errc> status_{Errc::kOk};
   std::atomic<bool> peer_closed_{false};
 };

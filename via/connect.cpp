@@ -174,11 +174,9 @@ void go_live(Vi* vi, std::shared_ptr<Conn> c, std::shared_ptr<clan::OobConnectio
     raw->down.store(s == clan::OobState::kPeerDead ? 2 : 1, std::memory_order_release);
     raw->wake();
   });
-  for (size_t i = 0; i < vi->posted.size(); ++i) {
-    const PostedRecv& p = vi->posted[i];
-    if (p.seq >= vi->pushed && vi->push_post(p) != Errc::kOk) {
-      return vi->fail(VIP_STATUS_TRANSPORT_ERROR);
-    }
+  // Those the peer's endpoint is not resident for go at the next progress.
+  if (Errc e = vi->push_posts(); e != Errc::kOk && e != Errc::kTimeout) {
+    return vi->fail(VIP_STATUS_TRANSPORT_ERROR);
   }
 }
 

@@ -34,10 +34,18 @@ class CookieSender {
   // Writes the message of descriptor number `pos` (len <= wire::kCkMessage).
   // kCorrupt if the peer's read pointer is impossible or leaves no room (a
   // peer that reads honestly always leaves room: see kCookieSlots).
-  clan::Errc push(uint64_t pos, const void* msg, size_t len);
+  // kTimeout if the reader's endpoint stayed on the host past `hold` (paper
+  // 004 sect. 3.2): the descriptor is not published (its tag unwritten),
+  // push it again. A doorbell that times out is owed instead.
+  clan::Errc push(uint64_t pos, const void* msg, size_t len,
+                  clan::Deadline hold = clan::Deadline::never());
+  // Rings an owed doorbell, waiting up to `hold`; true if none is owed.
+  bool flush(clan::Deadline hold);
+  bool owed() const { return doorbell_owed_ != 0; }
 
  private:
   const std::byte* words_;
+  uint64_t doorbell_owed_ = 0;  // the doorbell's value, if its write timed out
   clan::Aperture* ring_ = nullptr;
   size_t ring_at_ = 0;
   uint32_t slots_ = 0;
@@ -59,11 +67,17 @@ class CookieReceiver {
   // peer may still write: read each field once, check it), or null.
   const std::byte* peek() const;
   bool readable() const { return peek() != nullptr; }
-  // Done with the message peek() returned.
+  // Done with the message peek() returned (the read pointer goes lazily: one
+  // that finds the peer's endpoint on the host is owed).
   void consume();
+  // Writes an owed read pointer, waiting up to `hold`; true if none is owed.
+  bool flush(clan::Deadline hold);
+  bool owed() const { return owed_; }
   // Asks the peer to ring the doorbell after each push (on), or not. After
   // turning it on, check readable() again before waiting on the tripwire.
-  void want_doorbell(bool on);
+  // A request that finds the peer's endpoint on the host past `hold` is not
+  // made (the next call asks again); a waiter's slice bounds what that costs.
+  void want_doorbell(bool on, clan::Deadline hold = clan::Deadline::never());
   clan::Tripwire& tripwire() { return tripwire_; }
 
  private:
@@ -74,6 +88,7 @@ class CookieReceiver {
   uint32_t slots_ = 0;
   std::atomic<uint64_t> next_{0};  // written under the VI's lock, read by waiters
   bool want_ = false;
+  bool owed_ = false;  // the read pointer's last write timed out
 };
 
 }  // namespace via

@@ -1,6 +1,7 @@
 // Completion queues: one clan::EventQueue each, whose events name the VI to
 // progress; the completions found become entries, taken by VipCQDone and
 // VipCQWait. One thread at a time consumes the events (the turn).
+#include <algorithm>
 #include <optional>
 
 #include "via/internal.hpp"
@@ -32,6 +33,23 @@ void Cq::give_turn() {
   std::lock_guard lock(turn_mu);
   turn_taken = false;
   if (turn_waiters > 0) turn_cv.notify_one();
+}
+
+void Cq::progress(uint64_t id, clan::Deadline until) {
+  const bool held = nic->progress_vi(id, until);
+  auto at = std::find(held_vis.begin(), held_vis.end(), id);
+  if (held && at == held_vis.end()) held_vis.push_back(id);  // rare: the slow path
+  if (!held && at != held_vis.end()) held_vis.erase(at);
+}
+
+void Cq::progress_held(clan::Deadline until) {
+  for (size_t i = 0; i < held_vis.size();) {
+    if (nic->progress_vi(held_vis[i], until)) {
+      ++i;
+    } else {
+      held_vis.erase(held_vis.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
 }
 
 void Cq::push(Vi* vi, bool recv) {
@@ -111,8 +129,9 @@ VIP_RETURN VipCQDone(VIP_CQ_HANDLE CQHandle, VIP_VI_HANDLE* ViHandle, VIP_BOOLEA
   if (cq->try_take_turn()) {
     while (auto ev = cq->eq.poll()) {
       if (ev->source == cq->kick) continue;
-      cq->nic->progress_vi(ev->user);
+      cq->progress(ev->user, clan::Deadline::already_expired());
     }
+    if (!cq->held_vis.empty()) cq->progress_held(clan::Deadline::already_expired());
     cq->give_turn();
   }
   std::lock_guard lock(cq->mu);
@@ -145,13 +164,19 @@ VIP_RETURN VipCQWait(VIP_CQ_HANDLE CQHandle, VIP_ULONG Timeout, VIP_VI_HANDLE* V
       found = !cq->entries.empty() || cq->wakes.load(std::memory_order_acquire) != 0;
     }
     std::optional<clan::EventQueue::Event> ev;
-    if (!found) {
+    bool retried = false;
+    if (!found && !cq->held_vis.empty()) {
+      // No event will come for held writes: they wait a slice each for
+      // their peers' endpoints here (vi_held.cpp), as in VipSendWait.
+      cq->progress_held(deadline);
+      retried = !deadline.expired();
+    } else if (!found) {
       auto r = cq->eq.wait(deadline, cq->nic->effective_wait_mode());
       if (r) ev = r.value();
     }
-    if (ev && ev->source != cq->kick) cq->nic->progress_vi(ev->user);
+    if (ev && ev->source != cq->kick) cq->progress(ev->user, deadline);
     cq->give_turn();
-    if (!found && !ev) return VIP_TIMEOUT;
+    if (!found && !ev && !retried) return VIP_TIMEOUT;
   }
 }
 

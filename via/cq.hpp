@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "clan_emul/deadline.hpp"
 #include "clan_emul/event_queue.hpp"
@@ -34,6 +35,15 @@ struct Cq {
   bool take_turn(clan::Deadline deadline);
   bool try_take_turn();
   void give_turn();
+  // VIs whose last progress left writes held (vi_held.cpp): nothing posts an
+  // event when their peer becomes resident, so the turn's holder progresses
+  // them again at every VipCQDone and VipCQWait. Touched under the turn only.
+  std::vector<uint64_t> held_vis;
+  // Progresses VI `id` for an event (a waiter passes its deadline), noting
+  // whether it is left with held writes.
+  void progress(uint64_t id, clan::Deadline until);
+  // Progresses the VIs noted as held again.
+  void progress_held(clan::Deadline until);
   std::mutex mu;
   Fifo<std::pair<Vi*, bool>> entries;
   size_t capacity;

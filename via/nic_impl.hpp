@@ -65,7 +65,10 @@ struct NicImpl {
   // Progresses the VI an event names, if it still exists. Shared hold of
   // vi_gate from the lookup to the end: VipDestroyVi takes it exclusively
   // to unlist a VI, so none is deleted under a CQ poller.
-  void progress_vi(uint64_t id);
+  // Progresses the VI `id`; true if it is left with held writes
+  // (vi_held.cpp). A waiter passes its deadline: held writes then wait a
+  // slice for the peer's endpoint, as in VipSendWait.
+  bool progress_vi(uint64_t id, clan::Deadline until = clan::Deadline::already_expired());
   std::shared_mutex vi_gate;
 };
 

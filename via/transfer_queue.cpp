@@ -41,12 +41,12 @@ size_t slot_at(uint64_t position, uint32_t slots) {
 constexpr size_t kBody = sizeof(uint64_t);  // where a record's body starts, after its tag
 }  // namespace
 
-Errc TransferSender::put(Record r) {
+Errc TransferSender::put(Record r, clan::Deadline hold) {
   r.tag = write_i_ + 1;
   r.reserved[0] = r.reserved[1] = r.reserved[2] = 0;
   r.check = record_check(r);
   Errc e = ring_->write(ring_at_ + slot_at(write_i_, slots_) + kBody,
-                        reinterpret_cast<const std::byte*>(&r) + kBody, sizeof r - kBody);
+                        reinterpret_cast<const std::byte*>(&r) + kBody, sizeof r - kBody, hold);
   if (e == Errc::kOk) ++write_i_;
   // As CookieSender::push does for its next slot: fetch the next record's
   // line a message ahead, not when it is written.
@@ -54,14 +54,17 @@ Errc TransferSender::put(Record r) {
   return e;
 }
 
-Errc TransferSender::publish_pio() {
+Errc TransferSender::publish_pio(clan::Deadline hold) {
   for (; published_i_ < write_i_; ++published_i_) {
-    if (Errc e = ring_->write_word(ring_at_ + slot_at(published_i_, slots_), published_i_ + 1);
-        e != Errc::kOk) {
+    const size_t tag = ring_at_ + slot_at(published_i_, slots_);
+    if (Errc e = ring_->write_word(tag, published_i_ + 1, hold); e != Errc::kOk) {
+      pointer_owed_ = e == Errc::kTimeout;
       return e;
     }
   }
-  return ring_->write_word(ring_at_ + kTqWrite, write_i_);
+  const Errc e = ring_->write_word(ring_at_ + kTqWrite, write_i_, hold);
+  pointer_owed_ = e == Errc::kTimeout;
+  return e;
 }
 
 clan::Result<uint64_t> TransferSender::publish_dma(clan::DmaStream& dma) {
@@ -69,7 +72,10 @@ clan::Result<uint64_t> TransferSender::publish_dma(clan::DmaStream& dma) {
     auto t = dma.write_word(*ring_, ring_at_ + slot_at(published_i_, slots_), published_i_ + 1);
     if (!t) return t;
   }
-  return dma.write_word(*ring_, ring_at_ + kTqWrite, write_i_);
+  // The DMA engine holds and retries a write to a reader on the host.
+  auto t = dma.write_word(*ring_, ring_at_ + kTqWrite, write_i_);
+  if (t) pointer_owed_ = false;
+  return t;
 }
 
 clan::Result<std::unique_ptr<TransferReceiver>> TransferReceiver::create(clan::Nic& nic,
@@ -118,9 +124,19 @@ void TransferReceiver::consume() {
   // descriptors posted (at most kMaxDescriptorsPerQueue, under half the ring):
   // a pointer at most an eighth of the ring behind is as good, and costs a
   // remote write per eighth of the ring, not per record.
-  if (read % std::max<uint32_t>(slots_ / 8, 1) == 0) {
-    read_pointer_->write_word(read_pointer_at_ + kTqRead, read);  // a dead peer's region: the error is moot
+  // One whose write found the sender's endpoint on the host is owed, and
+  // the newest read pointer goes at the next consume or flush (paper 004
+  // sect. 3.2: retried, never waited for here).
+  if (owed_ || read % std::max<uint32_t>(slots_ / 8, 1) == 0) {
+    flush(clan::Deadline::already_expired());
   }
+}
+
+bool TransferReceiver::flush(clan::Deadline hold) {
+  const uint64_t read = read_i_.load(std::memory_order_relaxed);
+  // A dead peer's region: the error is moot.
+  owed_ = read_pointer_->write_word(read_pointer_at_ + kTqRead, read, hold) == Errc::kTimeout;
+  return !owed_;
 }
 
 }  // namespace via

@@ -37,10 +37,22 @@ class TransferSender {
   // reader's read pointer is impossible.
   clan::Errc space() const;
   // Writes the record for the next position, all but its tag (not yet
-  // visible to the reader).
-  clan::Errc put(wire::Record r);
-  // Makes every record put so far visible: their tags, then the write pointer.
-  clan::Errc publish_pio();
+  // visible to the reader). kTimeout if the reader's endpoint stayed on the
+  // host past `hold` (paper 004 sect. 3.2): nothing written, nothing put.
+  clan::Errc put(wire::Record r, clan::Deadline hold = clan::Deadline::never());
+  // Records put, for rewind().
+  uint64_t mark() const { return write_i_; }
+  // Forgets the records put since `mark` (none of them published): a send
+  // held part way is put again from the start when it is retried.
+  void rewind(uint64_t mark) {
+    if (mark >= published_i_ && mark <= write_i_) write_i_ = mark;
+  }
+  // Makes every record put so far visible: their tags, then the write
+  // pointer. On kTimeout (the reader's endpoint is on the host) the records
+  // whose tag is written are visible and the rest are owed: call again.
+  clan::Errc publish_pio(clan::Deadline hold = clan::Deadline::never());
+  // Tags or the write pointer are owed after a publish_pio that timed out.
+  bool owed() const { return published_i_ != write_i_ || pointer_owed_; }
   // The same by DMA; the ticket of the last request. On kWouldBlock (the DMA
   // queue is full) the tags queued so far stay queued: call again.
   clan::Result<uint64_t> publish_dma(clan::DmaStream& dma);
@@ -52,6 +64,7 @@ class TransferSender {
   uint32_t slots_ = 0;
   uint64_t write_i_ = 0;      // records put
   uint64_t published_i_ = 0;  // records whose tag is written (or queued by DMA)
+  bool pointer_owed_ = false;  // the write pointer's last write timed out
 };
 
 class TransferReceiver {
@@ -66,8 +79,13 @@ class TransferReceiver {
 
   // The next record, checked; nullopt if none; kCorrupt if the peer wrote garbage.
   clan::Result<std::optional<wire::Record>> peek() const;
-  // Consumes the record peek() returned and tells the sender.
+  // Consumes the record peek() returned and tells the sender (lazily: a read
+  // pointer that finds the sender's endpoint on the host is owed instead).
   void consume();
+  // Writes an owed read pointer, waiting up to `hold` for the sender's
+  // endpoint; true if none is owed any more.
+  bool flush(clan::Deadline hold);
+  bool owed() const { return owed_; }
   // The next record's tag is there.
   bool readable() const {
     const uint64_t read = read_i_.load(std::memory_order_relaxed);
@@ -83,6 +101,7 @@ class TransferReceiver {
   size_t read_pointer_at_ = 0;
   uint32_t slots_ = 0;
   std::atomic<uint64_t> read_i_{0};  // written under the VI's lock, read by waiters
+  bool owed_ = false;                // the read pointer's last write timed out
 };
 
 }  // namespace via

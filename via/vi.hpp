@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "clan_emul/counter.hpp"
+#include "clan_emul/deadline.hpp"
 #include "via/conn.hpp"
 #include "via/containers.hpp"
 #include "via/limits.hpp"
@@ -114,6 +116,18 @@ struct Vi {
   uint32_t mem_next = 0;  // the entry a miss replaces
   std::shared_ptr<clan::Aperture> last_map;
 
+  // Writes into the peer's channel block that found its endpoint on the host
+  // (paper 004 sect. 3.2: negatively acknowledged, retried, never dropped):
+  // a held send or receive descriptor, an owed tag, doorbell or read
+  // pointer. They are retried at every progress; `peer_hold` is how long
+  // each such write waits for residency: not at all, except while a waiter
+  // that would otherwise sleep retries them (vi_wait.cpp). Under mu.
+  bool held = false;
+  clan::Deadline peer_hold = clan::Deadline::already_expired();
+  // How long a waiter that finds writes held waits for the peer's endpoint
+  // at a time, under the VI's lock, before it looks at the VI again.
+  static constexpr std::chrono::milliseconds kHeldSlice{2};
+
   // Statistics (VipClanQueryNicStats): written under mu, read by anyone.
   std::atomic<uint64_t> pio_sends{0}, dma_sends{0}, dropped_sends{0}, mapping_hits{0};
 
@@ -126,7 +140,14 @@ struct Vi {
   const std::shared_ptr<clan::Aperture>* map(const clan::RdmaCookie& c, clan::Errc& e);
   bool pull_cookie();
   void process_sends();
-  // vi_receive.cpp.
+  // An owed publication of the transfer queue, by PIO or behind DMA.
+  clan::Errc republish();
+  // vi_held.cpp: retries the held writes (under peer_hold); `held` says
+  // whether any are left.
+  void flush_held();
+  // vi_receive.cpp. push_posts: the receive descriptors not yet pushed, in
+  // order; kTimeout (and `held`) if the peer's endpoint is on the host.
+  clan::Errc push_posts();
   clan::Errc push_post(const PostedRecv& p);
   void poll_records();
   // vi_completion.cpp.
@@ -143,6 +164,8 @@ struct Vi {
 inline void Vi::progress() {
   if (!conn || state != VIP_STATE_CONNECTED) return;
   const int down = conn->down.load(std::memory_order_acquire);
+  if (held) flush_held();
+  if (!conn) return;
   if (conn->tq_rx->readable()) poll_records();  // what the peer sent before it went is ours
   if (!conn) return;
   if (down != 0) return fail(down == 2 ? VIP_STATUS_TRANSPORT_ERROR : 0);

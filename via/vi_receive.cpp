@@ -12,9 +12,21 @@ Errc Vi::push_post(const PostedRecv& p) {
   std::byte msg[kCookieMessage];
   size_t len = encode_post(p, msg);
   // The ring holds more than a full receive queue: it is never full.
-  Errc e = conn->ck_tx->push(p.seq, msg, len);
+  Errc e = conn->ck_tx->push(p.seq, msg, len, peer_hold);
   if (e == Errc::kOk) pushed = p.seq + 1;
+  if (e == Errc::kTimeout) held = true;  // pushed again at the next progress
   return e;
+}
+
+Errc Vi::push_posts() {
+  // Usually one: the last posted. Those before it not yet pushed go first,
+  // in order (the peer takes them in order).
+  size_t i = posted.size();
+  while (i > 0 && posted[i - 1].seq >= pushed) --i;
+  for (; i < posted.size(); ++i) {
+    if (Errc e = push_post(posted[i]); e != Errc::kOk) return e;
+  }
+  return Errc::kOk;
 }
 
 void Vi::poll_records() {
@@ -30,6 +42,7 @@ void Vi::poll_records() {
       return fail(VIP_STATUS_TRANSPORT_ERROR);
     }
     conn->tq_rx->consume();
+    if (conn->tq_rx->owed()) held = true;  // the read pointer goes at the next progress
     uint32_t status = 0;
     if (rec.flags & wire::kImmediate) {
       status |= VIP_STATUS_IMMEDIATE;

@@ -30,6 +30,7 @@ bool Vi::pull_cookie() {
     return false;
   }
   conn->ck_rx->consume();
+  if (conn->ck_rx->owed()) held = true;  // the read pointer goes at the next progress
   ++next_remote;
   remote.push_back(rd);
   return true;
@@ -57,6 +58,7 @@ using Pins = std::vector<std::shared_ptr<clan::Aperture>>;  // a DMA in flight r
 enum class Outcome {
   kNext,      // on its way (or dropped, or rejected on an unreliable VI): the next send
   kDeferred,  // waits for a receive descriptor (DeferSends): no further send goes
+  kHeld,      // the peer's endpoint is on the host: retried at the next progress
   kStopped,   // the VI broke (fail() done): stop at once
   kFatal,     // it completes with its error, then the reliable VI breaks
 };
@@ -95,7 +97,8 @@ Choice choose_descriptors(Vi& vi, uint32_t total) {
 
 // Publishes the records put so far: by PIO, or by DMA behind the data (and
 // behind any pointer update still in flight, which must not land later).
-// The DMA ticket that publishes them, 0 for PIO.
+// The DMA ticket that publishes them, 0 for PIO. On kTimeout (PIO, the
+// peer's endpoint on the host) the records not yet published are owed.
 inline clan::Result<uint64_t> publish(Vi& vi, bool dma) {
   Conn& c = *vi.conn;
   if (dma || c.dma->completed() < vi.last_dma_ticket) {
@@ -107,8 +110,17 @@ inline clan::Result<uint64_t> publish(Vi& vi, bool dma) {
     if (t) vi.last_dma_ticket = *t;
     return t;
   }
-  Errc e = c.tq_tx->publish_pio();
+  Errc e = c.tq_tx->publish_pio(vi.peer_hold);
   if (e != Errc::kOk) return e;
+  return uint64_t{0};
+}
+
+// A publication that timed out is owed, not failed: the records are put,
+// and their tags go at the next progress.
+inline clan::Result<uint64_t> publish_or_owe(Vi& vi, bool dma) {
+  auto t = publish(vi, dma);
+  if (t.error() != Errc::kTimeout) return t;
+  vi.held = true;
   return uint64_t{0};
 }
 
@@ -122,9 +134,13 @@ Outcome broken(Vi& vi) {
 // too: kNext, or kFatal on a reliable VI.
 Outcome reject(Vi& vi, QueuedSend& s, uint32_t error) {
   wire::Record rec{0, vi.remote.front().seq, 0, 0, wire::kError, error, 0, {}};
+  if (Errc e = vi.conn->tq_tx->put(rec, vi.peer_hold); e != Errc::kOk) {
+    if (e != Errc::kTimeout) return broken(vi);
+    vi.held = true;
+    return Outcome::kHeld;
+  }
   vi.remote.pop_front();
-  if (vi.conn->tq_tx->put(rec) != Errc::kOk) return broken(vi);
-  auto t = publish(vi, false);
+  auto t = publish_or_owe(vi, false);
   if (!t) return broken(vi);
   s.in_flight = true;
   s.ticket = *t;
@@ -214,9 +230,11 @@ bool copy_segments(Vi& vi, const QueuedSend& s, size_t need, bool use_dma, Pins&
   return true;
 }
 
-// One record per descriptor taken (all but the last marked kMore), then
-// published: the publishing DMA ticket, or 0 for PIO.
-clan::Result<uint64_t> publish_records(Vi& vi, const QueuedSend& s, size_t need, bool use_dma) {
+// One record per descriptor taken (all but the last marked kMore), put
+// before the data is written: unpublished, a record is not there for the
+// reader, and one the peer's endpoint is not resident for (kTimeout) holds
+// the send before anything of it is written.
+Errc put_records(Vi& vi, const QueuedSend& s, size_t need) {
   const bool imm = (s.d->CS.Control & VIP_CONTROL_IMMEDIATE) != 0;
   uint32_t remaining = s.total;
   for (size_t k = 0; k < need; ++k) {
@@ -224,23 +242,32 @@ clan::Result<uint64_t> publish_records(Vi& vi, const QueuedSend& s, size_t need,
     remaining -= bytes;
     uint32_t flags = (k + 1 < need ? wire::kMore : 0u) | (imm && k + 1 == need ? wire::kImmediate : 0u);
     wire::Record rec{0, vi.remote[k].seq, bytes, imm ? s.d->CS.ImmediateData : 0u, flags, 0, 0, {}};
-    if (Errc e = vi.conn->tq_tx->put(rec); e != Errc::kOk) return e;
+    if (Errc e = vi.conn->tq_tx->put(rec, vi.peer_hold); e != Errc::kOk) return e;
   }
-  return publish(vi, use_dma);
+  return Errc::kOk;
 }
 
 // Sends `s` into the first `need` receive descriptors.
 Outcome transmit(Vi& vi, QueuedSend& s, size_t need) {
   const bool use_dma = vi.ext.TransferMode == VIP_CLAN_TRANSFER_DMA ||
                        (vi.ext.TransferMode == VIP_CLAN_TRANSFER_AUTO && s.total > vi.ext.PioThreshold);
+  TransferSender& tq = *vi.conn->tq_tx;
+  const uint64_t mark = tq.mark();
+  if (Errc e = put_records(vi, s, need); e != Errc::kOk) {
+    if (e != Errc::kTimeout) return broken(vi);
+    tq.rewind(mark);  // put again, whole, when retried
+    vi.held = true;
+    return Outcome::kHeld;
+  }
   Pins pins;  // DMA only
   if (!copy_segments(vi, s, need, use_dma, pins)) {
     // Chunks already queued by DMA read through `pins`: let them land
     // before the pins go.
     if (!pins.empty()) wait_for_dma(*vi.conn->dma);
+    tq.rewind(mark);
     return reject(vi, s, VIP_STATUS_PROTECTION_ERROR);
   }
-  auto t = publish_records(vi, s, need, use_dma);
+  auto t = publish_or_owe(vi, use_dma);
   if (!t) return broken(vi);
   vi.remote.pop_front(need);
   bump(use_dma ? vi.dma_sends : vi.pio_sends);
@@ -261,6 +288,8 @@ Outcome send_one(Vi& vi, QueuedSend& s) {
 
 }  // namespace
 
+Errc Vi::republish() { return publish(*this, false).error(); }
+
 void Vi::process_sends() {
   size_t idx = 0;
   while (idx < sends.size() && sends[idx].in_flight) ++idx;
@@ -270,7 +299,7 @@ void Vi::process_sends() {
     if (space != Errc::kOk) return fail(VIP_STATUS_TRANSPORT_ERROR);
     const Outcome o = send_one(*this, sends[idx]);
     if (o == Outcome::kStopped) return;
-    if (o == Outcome::kDeferred) break;
+    if (o == Outcome::kDeferred || o == Outcome::kHeld) break;
     if (o == Outcome::kFatal) {
       complete_sends();
       return fail(0);

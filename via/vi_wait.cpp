@@ -22,6 +22,17 @@ struct Look {
   VIP_RETURN result = VIP_SUCCESS;  // kReturn
 };
 
+// A waiter would sleep, but the VI has held writes: nothing would wake it
+// for them, so it retries them, waiting up to a slice for the peer's
+// endpoint (paper 004 sect. 3.2). Under vi->mu.
+void retry_held(Vi* vi, VIP_ULONG timeout, std::optional<clan::Deadline>& deadline) {
+  if (!deadline) deadline = deadline_ms(timeout);
+  const auto slice = clan::Deadline::after(Vi::kHeldSlice);
+  vi->peer_hold = slice.when() < deadline->when() ? slice : *deadline;
+  vi->progress();
+  vi->peer_hold = clan::Deadline::already_expired();
+}
+
 // The loop both waits share. A Waiter (SendWaiter, RecvWaiter):
 //   leave()  under vi->mu: no longer counted among those asleep;
 //   look()   under vi->mu: return, look again, or sleep (counted);
@@ -31,23 +42,26 @@ template <class Waiter>
 VIP_RETURN wait_for(Vi* vi, VIP_ULONG timeout, Fifo<Done>& done, VIP_DESCRIPTOR** out, Waiter& w) {
   std::optional<clan::Deadline> deadline;  // read the clock only to sleep
   for (;;) {
+    bool held = false;
     {
       std::lock_guard lock(vi->mu);
       w.leave();
       vi->progress();
+      if (vi->held && timeout != 0) retry_held(vi, timeout, deadline);
       if (!done.empty()) return take_done(done, out);
       const Look look = w.look();
       if (look.next == Look::kReturn) return look.result;
       if (look.next == Look::kAgain) continue;
+      held = vi->held;  // retried again at once, not slept on
     }
-    if (w.spin()) continue;
+    if (!held && w.spin()) continue;
     if (!deadline) deadline = deadline_ms(timeout);
     if (deadline->expired()) {
       std::lock_guard lock(vi->mu);
       w.leave();
       return VIP_TIMEOUT;
     }
-    w.sleep(*deadline);
+    if (!held) w.sleep(*deadline);
   }
 }
 
@@ -62,7 +76,9 @@ class SendWaiter {
   void leave() {
     if (!waiting_) return;
     waiting_ = false;
-    if (--vi_->cookie_waiters == 0 && !vi_->send_cq && waited_) waited_->ck_rx->want_doorbell(false);
+    if (--vi_->cookie_waiters == 0 && !vi_->send_cq && waited_) {
+      waited_->ck_rx->want_doorbell(false, clan::Deadline::already_expired());
+    }
   }
 
   Look look() {
@@ -79,8 +95,11 @@ class SendWaiter {
       ticket_ = vi_->sends.front().ticket;
       return {Look::kSleep};
     }
-    // From here the peer rings the doorbell when it posts.
-    if (vi_->cookie_waiters++ == 0) c_->ck_rx->want_doorbell(true);
+    // From here the peer rings the doorbell when it posts (or, its endpoint
+    // on the host, the next look asks again: the sleep is a slice).
+    if (vi_->cookie_waiters++ == 0) {
+      c_->ck_rx->want_doorbell(true, clan::Deadline::already_expired());
+    }
     waiting_ = true;
     waited_ = c_;
     seen_ = vi_->send_completions.load(std::memory_order_relaxed);

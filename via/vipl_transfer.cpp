@@ -74,9 +74,11 @@ VIP_RETURN VipPostRecv(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR* DescriptorPtr,
   const bool push = vi->conn && vi->state == VIP_STATE_CONNECTED;
   vi->posted.push_back(p);
   // The peer's ring is gone (it closed or died): the descriptor completes
-  // with an error, as those posted before did.
-  if (push && vi->push_post(vi->posted.back()) != clan::Errc::kOk) {
-    vi->fail(VIP_STATUS_TRANSPORT_ERROR);
+  // with an error, as those posted before did. One the peer's endpoint is
+  // not resident for is pushed at the next progress (vi_held.cpp).
+  if (push) {
+    const clan::Errc e = vi->push_posts();
+    if (e != clan::Errc::kOk && e != clan::Errc::kTimeout) vi->fail(VIP_STATUS_TRANSPORT_ERROR);
   }
   return VIP_SUCCESS;
 }
