@@ -135,6 +135,12 @@ void DmqReceiver::pay_owed(Deadline deadline) {
   }
 }
 
+bool DmqReceiver::wait_readable(Deadline deadline) {
+  auto ready = [this] { return readable(); };
+  if (owed_ && !ready()) pay_owed(deadline);
+  return data_tripwire_.wait(ready, deadline) == Errc::kOk;
+}
+
 Errc DmqReceiver::close(Deadline hold) {
   if (!sender_.valid()) return Errc::kInvalidArgument;
   const uint64_t read_i = read_i_.load(std::memory_order_relaxed);

@@ -53,10 +53,9 @@ class DmqReceiver {
   Errc release();
   // True if a message (or the close, or an error) is waiting.
   bool readable() const;
-  // Waits until readable(); false at the deadline.
-  bool wait_readable(Deadline deadline) {
-    return data_tripwire_.wait([this] { return readable(); }, deadline) == Errc::kOk;
-  }
+  // Waits until readable(); false at the deadline. By the receiving thread
+  // (as before a receive()): an owed read pointer is paid before it blocks.
+  bool wait_readable(Deadline deadline);
   // Directs the ring's tripwire into `queue` as `source` (nullptr: nowhere),
   // e.g. only while a monitor watches this queue.
   void notify_to(EventQueue* queue, uint32_t source) {
