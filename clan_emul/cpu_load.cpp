@@ -1,6 +1,8 @@
 #include "clan_emul/cpu_load.hpp"
 
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
@@ -11,9 +13,20 @@ namespace clan {
 
 namespace {
 // One descriptor for the process, opened on first use and kept: /proc/loadavg
-// is the same file for every thread (-1: unavailable).
+// is the same file for every thread (-1: unavailable). Only procfs's own: a
+// container may put an lxcfs (FUSE) file there, whose reading goes to a
+// daemon and could block a spinning waiter.
+int open_loadavg() {
+  const int fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  struct statfs fs {};
+  if (fd >= 0 && (::fstatfs(fd, &fs) != 0 || fs.f_type != PROC_SUPER_MAGIC)) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
 int loadavg_fd() {
-  static const int fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  static const int fd = open_loadavg();
   return fd;
 }
 long online_cpus() {

@@ -18,13 +18,14 @@
 // dozen spins, so a producer that goes to sleep or lands on the waiter's CPU
 // ends the spin early.
 //
-// Whoever the producer is, a spin that has gone on for an eighth of its
-// budget (woken_grace_ns) unanswered asks the kernel whether more threads are runnable than
-// there are CPUs (cpu_load.hpp). If so, somebody queues behind the spinner:
-// often the producer itself, woken onto the waiter's CPU or preempted by
-// another program on a shared host, and not yet running, so the table
-// cannot tell. The spin ends there and the waiter sleeps. A producer that
-// answers within that eighth never costs the reading.
+// Whoever the producer is, a spin that has gone on for its grace
+// (woken_grace_ns: an eighth of the budget, within bounds) unanswered asks
+// the kernel whether more threads are runnable than there are CPUs
+// (cpu_load.hpp). If so, somebody queues behind the spinner: often the
+// producer itself, woken onto the waiter's CPU or preempted by another
+// program on a shared host, and not yet running, so the table cannot tell.
+// The spin ends there and the waiter sleeps. A producer that answers within
+// the grace never costs the reading.
 //
 // Where no producer is known, the thread's history decides. When more
 // threads wait than there are CPUs, the producer is usually queued behind
@@ -95,7 +96,7 @@ struct WaitPolicy {
 
 // Whether an adaptive waiter spins on, from what it knows of its producer.
 // `woke`: this thread woke somebody since its last wait, and the producer
-// has had less than an eighth of the budget to start running since (a woken
+// has had less than its grace (woken_grace_ns) to start running since (a woken
 // thread that runs nowhere after that is most likely queued behind this
 // one: every further spin delays it).
 inline bool producer_may_answer(const SpinHistory& history, const std::atomic<uint32_t>* producer,

@@ -116,8 +116,9 @@ CORBA::Boolean MonitoredConnection::Peek() {
     // Back to the monitor, armed as before, unless omniORB cleared it meanwhile.
     if (flags_.fetch_and(~kPeeking, std::memory_order_acq_rel) & kSelectable) arm();
   }
-  // Data may have landed while unarmed or skipped: let the monitor look again.
-  if (readable()) notify_monitor();
+  // Data may have landed while unarmed or skipped (or another worker set
+  // kDataInBuffer meanwhile): let the monitor look again.
+  if (dispatchable(flags_.load(std::memory_order_acquire))) endpoint_->signal(source_);
   return 0;
 }
 

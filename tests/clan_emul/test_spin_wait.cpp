@@ -53,6 +53,7 @@ void on_fresh_thread(uint64_t queued_ns, Body body) {
   std::thread t([&] {
     scripted_step = queued_ns;
     clan::spin_history.run_delay_ns = &scripted_run_delay;
+    clan::spin_history.cpus_oversubscribed = [] { return false; };  // the history alone decides
     body();
   });
   t.join();
