@@ -376,7 +376,7 @@ VIP_RETURN VipClanQueryNicAttributes(IN VIP_NIC_HANDLE NicHandle,
 typedef struct {
   VIP_ULONG Frames;       /* VIs resident at once; default 1024 */
   VIP_ULONG RemapNs;      /* emulated cost of one re-mapping; at most 1e9, default 20000 */
-  VIP_UINT32 Replacement; /* VIP_CLAN_REPLACEMENT_*; default LRU */
+  VIP_UINT32 Replacement; /* VIP_CLAN_REPLACEMENT_*; default (Config null) RANDOM */
 } VIP_CLAN_NIC_CONFIG;
 
 /* VipOpenNic with a resident set of the given shape (Config null: the
