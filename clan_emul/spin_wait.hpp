@@ -24,8 +24,11 @@
 // (cpu_load.hpp). If so, somebody queues behind the spinner: often the
 // producer itself, woken onto the waiter's CPU or preempted by another
 // program on a shared host, and not yet running, so the table cannot tell.
-// The spin ends there and the waiter sleeps. A producer that answers within
-// the grace never costs the reading.
+// The spin ends there and the waiter sleeps, except on every eighth such
+// wait: a probe that spins on, since background work (niced work counts
+// too) can keep the count up while a pair of threads that each sleep at the
+// grace answer each other only after a wake-up, past the grace, for good.
+// A producer that answers within the grace never costs the reading.
 //
 // Where no producer is known, the thread's history decides. When more
 // threads wait than there are CPUs, the producer is usually queued behind
@@ -74,6 +77,12 @@ struct SpinHistory {
   ProducerState (*producer_state)(uint32_t tid) = &runner_state;
   // Whether the host's CPUs are all taken (see cpu_load.hpp); tests substitute a script.
   bool (*cpus_oversubscribed)() = &clan::cpus_oversubscribed;
+  uint32_t load_stops = 0;  // spins the load rule would have ended
+  // Whether a spin found the CPUs all taken ends: all but every eighth, so
+  // that a pair of threads each sleeping at the grace because background
+  // work keeps the count up (even niced work counts) find their way back
+  // to spinning once a probe catches an answer.
+  bool stop_for_load() { return ++load_stops % kProbeEvery != 0; }
   static constexpr uint32_t kMissesBeforeSleeping = 2;
   static constexpr uint32_t kProbeEvery = 8;
   bool should_spin() { return misses < kMissesBeforeSleeping || ++waits % kProbeEvery == 0; }
@@ -146,7 +155,7 @@ bool spin_for(Ready& ready, const WaitPolicy& policy, uint64_t budget, Deadline 
     if (!producer_may_answer(spin_history, policy.producer, woke && early)) return false;
     if (!early && !load_checked) {
       load_checked = true;
-      if (spin_history.cpus_oversubscribed()) return false;
+      if (spin_history.cpus_oversubscribed() && spin_history.stop_for_load()) return false;
     }
   }
 }

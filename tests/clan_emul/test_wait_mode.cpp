@@ -287,6 +287,24 @@ TEST_CASE("adaptive wait: a spin unanswered for an eighth of the budget ends whe
   });
 }
 
+TEST_CASE("adaptive wait: every eighth spin the load rule would end runs on, a probe", "[wait_mode]") {
+  const std::atomic<uint32_t> producer{4242};
+  constexpr int64_t kBudget = 40'000'000;  // the grace is 5 ms
+  with_producer(ProducerState::kRunningElsewhere, [&] {
+    scripted_oversubscribed = true;
+    for (int i = 1; i <= 16; ++i) {
+      const uint64_t at = announced_after(kBudget, &producer, Deadline::after(1s));
+      REQUIRE(at != 0);
+      if (i % 8 == 0) {
+        CHECK(at >= static_cast<uint64_t>(kBudget));
+      } else {
+        CHECK(at < static_cast<uint64_t>(kBudget / 2));
+      }
+    }
+    CHECK(load_readings == 16);
+  });
+}
+
 TEST_CASE("adaptive wait: with a CPU to spare, the spin runs its whole budget", "[wait_mode]") {
   const std::atomic<uint32_t> producer{4242};
   constexpr int64_t kBudget = 200'000'000;
