@@ -104,6 +104,34 @@ TEST_CASE("a DMA request held for a non-resident endpoint stalls none of the eng
   CHECK(writer->dma().performed() == 10);
 }
 
+TEST_CASE("a held DMA request leaves the idle engine asleep: others' requests go at once, inline",
+          "[dma][resident]") {
+  // As above: endpoint 2 stays on the host, endpoint 0 on the NIC.
+  NicConfig c = with_frames(2, 3600s);
+  c.replacement = Replacement::kLru;
+  auto owner = std::move(Nic::open(c).value());
+  auto writer = std::move(Nic::open({}).value());
+  auto l = loci(*owner, *writer, 3);
+  REQUIRE(l[0].ap.write_word(16, 1) == Errc::kOk);
+  DmaStream held(*writer), other(*writer);
+  const uint64_t pending = queue_word(held, l[2].ap, 0, 1);
+  REQUIRE(eventually([&] { return owner->resident_set_stats().evictions == 1; }));
+  REQUIRE(l[0].endpoint.residency() == Residency::kOnNic);
+  // Between its passes over the held request the engine sleeps, token
+  // free: a submitter finds it asleep and performs its own request.
+  const uint64_t inline_before = writer->dma().performed_inline();
+  for (uint64_t i = 1; i <= 50; ++i) {
+    const uint64_t t = queue_word(other, l[0].ap, 0, i);
+    CHECK(other.wait(t, Deadline::after(30s)) == Errc::kOk);
+  }
+  CHECK(word(l[0].region, 0) == 50);
+  CHECK(writer->dma().performed_inline() > inline_before);
+  CHECK_FALSE(held.done(pending));
+  l[2].region.reset();
+  CHECK(held.wait(pending, Deadline::after(30s)) == Errc::kOk);
+  CHECK(held.error() == Errc::kStaleCookie);
+}
+
 TEST_CASE("held DMA requests all land, in order per aperture, as endpoints come and go",
           "[dma][resident]") {
   // Three endpoints on one frame: nearly every request finds its target on
