@@ -124,8 +124,9 @@ struct Vi {
   // (paper 004 sect. 3.2: negatively acknowledged, retried, never dropped):
   // a held send or receive descriptor, an owed tag, doorbell or read
   // pointer. They are retried at every progress; `peer_hold` is how long
-  // each such write waits for residency: not at all, except while a waiter
-  // that would otherwise sleep retries them (vi_wait.cpp). Under mu.
+  // each such write waits for residency under the VI's lock: not at all (a
+  // waiter that would otherwise sleep waits for the peer's endpoint without
+  // the lock, vi_wait.cpp, then retries). Under mu.
   bool held = false;
   // Whether the VI's completion queues were told it is held: a VI becomes
   // held mostly on an application thread (a post, a done), which causes no
@@ -134,7 +135,7 @@ struct Vi {
   bool held_told = false;
   clan::Deadline peer_hold = clan::Deadline::already_expired();
   // How long a waiter that finds writes held waits for the peer's endpoint
-  // at a time, under the VI's lock, before it looks at the VI again.
+  // at a time, without the VI's lock, before it looks at the VI again.
   static constexpr std::chrono::milliseconds kHeldSlice{2};
 
   // Statistics (VipClanQueryNicStats): written under mu, read by anyone.

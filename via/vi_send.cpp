@@ -70,16 +70,10 @@ struct Choice {
   bool too_small = false;  // the first descriptor cannot hold it and may not be split
 };
 
-// The DMA engine took no more of the stream's requests (kWouldBlock: its
-// queue is full, or the stream has its share of held requests, paper 004
-// sect. 3.2). Not fatal: what was not queued is retried at the next
-// progress. A waiter retrying held writes (peer_hold set) waits up to its
-// slice for the stream to move first; an application thread does not wait.
-void pace_dma(Vi& vi) {
-  if (vi.peer_hold.when() == clan::Deadline::already_expired().when()) return;
-  clan::DmaStream& dma = *vi.conn->dma;
-  dma.wait(dma.completed() + 1, vi.peer_hold);
-}
+// kWouldBlock from the DMA engine (its queue full, or the stream's share of
+// held requests taken, paper 004 sect. 3.2) is not fatal: what it did not
+// take is retried at the next progress; a waiter waits for the stream to
+// move without the VI's lock (vi_wait.cpp).
 
 // Which receive descriptors take `total` bytes: pulled from the peer until
 // they hold it (or the peer has posted no more).
@@ -108,10 +102,6 @@ inline clan::Result<uint64_t> publish(Vi& vi, bool dma) {
   Conn& c = *vi.conn;
   if (dma || c.dma->completed() < vi.last_dma_ticket) {
     auto t = c.tq_tx->publish_dma(*c.dma);
-    if (t.error() == Errc::kWouldBlock) {
-      pace_dma(vi);
-      t = c.tq_tx->publish_dma(*c.dma);
-    }
     if (t) vi.last_dma_ticket = *t;
     return t;
   }
@@ -195,12 +185,7 @@ class SendReader {
 Errc write_chunk(Vi& vi, clan::Aperture& ap, uint64_t offset, LocalSegment chunk, bool use_dma) {
   if (!use_dma) return ap.write(offset, chunk.data, chunk.length);
   clan::DmaStream& dma = *vi.conn->dma;
-  auto t = dma.write(ap, offset, chunk.data, chunk.length);
-  if (t.error() == Errc::kWouldBlock) {
-    pace_dma(vi);
-    t = dma.write(ap, offset, chunk.data, chunk.length);
-  }
-  return t.error();
+  return dma.write(ap, offset, chunk.data, chunk.length).error();
 }
 
 // Writes the next `n` bytes of the send into the receive buffer `seg`
