@@ -125,15 +125,16 @@ bool DmaEngine::drain(uint64_t upto) {
     // Only the token's holder writes it: stored (seq_cst, for the engine's
     // look before it sleeps) only when it changes, which is rare.
     const auto held = static_cast<uint32_t>(held_.size());
-    if (held != held_count_.load(std::memory_order_relaxed)) {
-      held_count_.store(held, std::memory_order_seq_cst);
-    }
+    const uint32_t held_before = held_count_.load(std::memory_order_relaxed);
+    if (held != held_before) held_count_.store(held, std::memory_order_seq_cst);
     performer_.store(0, std::memory_order_seq_cst);
     // A submitter that found the token taken left its request to us: a
     // submitter hands what is left, held requests included, to the engine's
     // thread (at once if the held list is full: a submitter never waits).
+    // Requests held before are the engine's already: it retries them after
+    // a bounded sleep, so only the first one held needs a wake-up.
     if (is_inline && (held_full || head_.load(std::memory_order_relaxed) >= upto)) {
-      if (queued() || has_held()) wake_engine();
+      if (queued() || (held_before == 0 && held != 0)) wake_engine();
       return true;
     }
   } while (queued());

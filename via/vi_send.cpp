@@ -70,11 +70,6 @@ struct Choice {
   bool too_small = false;  // the first descriptor cannot hold it and may not be split
 };
 
-// kWouldBlock from the DMA engine (its queue full, or the stream's share of
-// held requests taken, paper 004 sect. 3.2) is not fatal: what it did not
-// take is retried at the next progress; a waiter waits for the stream to
-// move without the VI's lock (vi_wait.cpp).
-
 // Which receive descriptors take `total` bytes: pulled from the peer until
 // they hold it (or the peer has posted no more).
 Choice choose_descriptors(Vi& vi, uint32_t total) {
@@ -182,10 +177,13 @@ class SendReader {
   size_t off_ = 0;
 };
 
+// kWouldBlock from the DMA engine (its queue full, or the stream's share of
+// held requests taken, paper 004 sect. 3.2) is not fatal: the send is
+// retried, whole, at the next progress; a waiter waits for the stream to
+// move without the VI's lock (vi_wait.cpp).
 Errc write_chunk(Vi& vi, clan::Aperture& ap, uint64_t offset, LocalSegment chunk, bool use_dma) {
   if (!use_dma) return ap.write(offset, chunk.data, chunk.length);
-  clan::DmaStream& dma = *vi.conn->dma;
-  return dma.write(ap, offset, chunk.data, chunk.length).error();
+  return vi.conn->dma->write(ap, offset, chunk.data, chunk.length).error();
 }
 
 // Writes the next `n` bytes of the send into the receive buffer `seg`
