@@ -40,6 +40,13 @@ class Aperture {
   // range or on a closed aperture it does nothing.
   void prefetch_for_write(size_t offset, size_t len) const;
 
+  // Whether a write would find the exporter's endpoint resident now.
+  bool resident() const;
+  // Waits up to `hold` for the exporter's endpoint to be resident, writing
+  // nothing: kOk once it is, else as write() (a writer whose writes were
+  // held waits here without the locks it writes under, then writes again).
+  Errc wait_resident(Deadline hold);
+
   size_t size() const { return size_; }
   bool valid() const { return nic_ != nullptr; }
   const RdmaCookie& cookie() const { return cookie_; }

@@ -52,6 +52,17 @@ Deadline earlier(Deadline a, Deadline b) { return a.when() <= b.when() ? a : b; 
 
 }  // namespace
 
+bool Aperture::resident() const {
+  return valid() && slot_->state.load(std::memory_order_acquire) == expect_state_;
+}
+
+Errc Aperture::wait_resident(Deadline hold) {
+  if (!valid()) return Errc::kClosed;
+  const uint64_t s = slot_->state.load(std::memory_order_acquire);
+  if (s == expect_state_) return Errc::kOk;
+  return admit(s, hold);
+}
+
 Errc Aperture::admit(uint64_t state, Deadline hold) {
   if (state != (expect_state_ | kRegionNotResident)) return state_error(without_residency(state));
   return hold_until_resident(hold);

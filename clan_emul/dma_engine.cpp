@@ -1,5 +1,7 @@
 #include "clan_emul/dma_engine.hpp"
 
+#include <algorithm>
+
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -22,9 +24,12 @@ struct DmaEngine::Loop {
   asio::io_context io{1};  // run by the engine's thread only
   asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(io);
   void watch() {}
-  bool block(Deadline) {
-    io.run_one();
-    return true;
+  bool block(Deadline deadline) {
+    if (deadline.is_never()) {
+      io.run_one();
+      return true;
+    }
+    return io.run_one_until(deadline.when()) != 0;
   }
   void wake() {
     count_wake_call();
@@ -43,10 +48,13 @@ DmaEngine::DmaEngine(uint32_t depth, std::chrono::nanoseconds spin_budget, bool 
     : slots_(round_pow2(depth < 2 ? 2 : depth)),
       mask_(slots_.size() - 1),
       inline_when_idle_(inline_when_idle),
+      held_share_(static_cast<uint32_t>(std::max<uint64_t>(1, slots_.size() / 4))),
       spin_budget_(spin_budget),
       loop_(std::make_unique<Loop>()) {
   for (uint64_t i = 0; i < slots_.size(); ++i) slots_[i].seq.store(i, std::memory_order_relaxed);
-  held_.reserve(slots_.size());
+  // Room for a stream's share of held requests, plus what it may have
+  // queued before the engine held its first: one stream cannot fill it.
+  held_.reserve(2 * slots_.size());
   thread_ = std::thread([this] { run(); });
 }
 
@@ -103,13 +111,9 @@ bool DmaEngine::drain(uint64_t upto) {
   do {
     uint32_t free = 0;
     if (!performer_.compare_exchange_strong(free, 1, std::memory_order_seq_cst)) return false;
-    // The engine's thread retries held requests; with nothing else queued it
-    // may wait a little for the first one's endpoint (it would sleep anyway).
-    // A full held list leaves it nothing else to do either.
-    if (!is_inline && !held_.empty()) {
-      const bool other_work = queued() && held_.size() < held_.capacity();
-      retry_held(other_work ? Deadline::already_expired() : Deadline::after(kHeldRetry));
-    }
+    // The engine's thread retries held requests, waiting for none of their
+    // endpoints: the token stays free for submitters (run() paces retries).
+    if (!is_inline && !held_.empty()) retry_held();
     DmaRequest r{};
     // A full held list stops taking requests: the queue fills, and
     // submitters see kWouldBlock, as they would behind a slow link.
@@ -118,13 +122,19 @@ bool DmaEngine::drain(uint64_t upto) {
       perform(r, is_inline);
     }
     const bool held_full = held_.size() == held_.capacity();
-    held_count_.store(static_cast<uint32_t>(held_.size()), std::memory_order_seq_cst);
+    // Only the token's holder writes it: stored (seq_cst, for the engine's
+    // look before it sleeps) only when it changes, which is rare.
+    const auto held = static_cast<uint32_t>(held_.size());
+    const uint32_t held_before = held_count_.load(std::memory_order_relaxed);
+    if (held != held_before) held_count_.store(held, std::memory_order_seq_cst);
     performer_.store(0, std::memory_order_seq_cst);
     // A submitter that found the token taken left its request to us: a
     // submitter hands what is left, held requests included, to the engine's
     // thread (at once if the held list is full: a submitter never waits).
+    // Requests held before are the engine's already: it retries them after
+    // a bounded sleep, so only the first one held needs a wake-up.
     if (is_inline && (held_full || head_.load(std::memory_order_relaxed) >= upto)) {
-      if (queued() || has_held()) wake_engine();
+      if (queued() || (held_before == 0 && held != 0)) wake_engine();
       return true;
     }
   } while (queued());
@@ -143,9 +153,21 @@ bool DmaEngine::pop(DmaRequest& out) {
 
 void DmaEngine::run() {
   for (;;) {
-    if (queued() || has_held()) {
+    if (queued()) {
       // An inline drainer holding the token performs these: it is short.
       if (!drain(kAll)) cpu_relax();
+      continue;
+    }
+    if (has_held()) {
+      // Held requests wait for their endpoints (paper 004 sect. 3.2): retried
+      // a pass at a time, the engine asleep between passes as when idle (a
+      // submission wakes it, or a submitter performs inline). The sleep is
+      // bounded, and not spun, in every wait mode.
+      if (!drain(kAll)) cpu_relax();
+      if (!queued() && has_held()) {
+        spin_then_sleep([&] { return queued() || stop_.load(std::memory_order_seq_cst); }, 0,
+                        sleeping_, *loop_, Deadline::after(kHeldRetry));
+      }
       continue;
     }
     if (stop_.load(std::memory_order_acquire)) {

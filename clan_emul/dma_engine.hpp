@@ -58,6 +58,10 @@ class DmaEngine {
   ~DmaEngine();  // performs every queued request, then stops
   // kWouldBlock when `depth` requests are queued.
   Errc submit(const DmaRequest& request);
+  // How many requests one stream may have held (set aside for a
+  // non-resident target): a quarter of the list, so a peer whose endpoint
+  // stays off its frame stalls its own streams only.
+  uint32_t held_share() const { return held_share_; }
   uint64_t performed() const { return performed_.load(std::memory_order_relaxed); }
   // Of those, performed by a submitting thread while the engine's slept.
   uint64_t performed_inline() const { return performed_inline_.load(std::memory_order_relaxed); }
@@ -75,8 +79,8 @@ class DmaEngine {
   // to queue position `upto`, then wakes the thread if more is queued. false
   // if another thread holds the token (it will see what is queued).
   static constexpr uint64_t kAll = UINT64_MAX;
-  // How long the idle engine waits for a held request's endpoint before it
-  // looks at its queue again: the delay a held request can add to another's.
+  // How long the engine sleeps between passes over its held requests
+  // (unless a submission wakes it).
   static constexpr std::chrono::milliseconds kHeldRetry{1};
   bool drain(uint64_t upto);
   void wake_engine();
@@ -84,7 +88,9 @@ class DmaEngine {
   void perform(const DmaRequest& r, bool is_inline);
   void complete(const DmaRequest& r, Errc e, bool is_inline);
   bool behind_held(const DmaRequest& r, size_t held) const;
-  void retry_held(Deadline first_hold);
+  void retry_held();
+  void hold(const DmaRequest& r);
+  void note_released(const DmaRequest& r);
   bool has_held() const { return held_count_.load(std::memory_order_seq_cst) != 0; }
   struct Loop;  // the io_context the thread blocks in: Asio stays in the .cpp
 
@@ -96,11 +102,12 @@ class DmaEngine {
   std::atomic<bool> stop_{false};
   alignas(64) std::atomic<uint32_t> performer_{0};  // 1: someone is performing
   const bool inline_when_idle_;
+  const uint32_t held_share_;
   std::atomic<uint64_t> performed_{0};
   std::atomic<uint64_t> performed_inline_{0};
   // Requests set aside for a non-resident target, in queue order: touched
-  // only by the token's holder, and never more than the queue holds (space
-  // reserved at construction). Their count is read by the engine's thread,
+  // only by the token's holder, and never more than twice what the queue
+  // holds (space reserved at construction). Their count is read by the engine's thread,
   // which does not sleep while there are any.
   std::vector<DmaRequest> held_;
   alignas(64) std::atomic<uint32_t> held_count_{0};

@@ -39,38 +39,51 @@ bool DmaEngine::behind_held(const DmaRequest& r, size_t held) const {
   return false;
 }
 
+// Sets `r` aside; its stream counts its share of the held list, which
+// DmaStream::submit limits (one stopped peer does not fill the list).
+void DmaEngine::hold(const DmaRequest& r) {
+  held_.push_back(r);
+  auto& n = r.stream->held_;
+  n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+void DmaEngine::note_released(const DmaRequest& r) {
+  auto& n = r.stream->held_;
+  n.store(n.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+}
+
 // The fast path: nothing held, and the target resident (the aperture's one
 // state comparison); the deadline is already expired without a clock read.
 void DmaEngine::perform(const DmaRequest& r, bool is_inline) {
   if (!held_.empty() && behind_held(r, held_.size())) {
-    held_.push_back(r);  // within the capacity reserved: drain() checks
+    hold(r);  // within the capacity reserved: drain() checks
     return;
   }
   const Errc e = try_write(r, Deadline::already_expired());
   if (e == Errc::kTimeout) {
-    held_.push_back(r);
+    hold(r);
     return;
   }
   complete(r, e, is_inline);
 }
 
 // Tries the held requests again, in order, keeping those still held (and
-// those behind them). The first one tried may wait up to `first_hold`.
-void DmaEngine::retry_held(Deadline first_hold) {
+// those behind them). None waits for its endpoint: one not resident asks
+// for residency and is tried at the next pass.
+void DmaEngine::retry_held() {
   size_t kept = 0;
-  Deadline hold = first_hold;
   for (size_t i = 0; i < held_.size(); ++i) {
     const DmaRequest r = held_[i];
     if (behind_held(r, kept)) {
       held_[kept++] = r;
       continue;
     }
-    const Errc e = try_write(r, hold);
-    hold = Deadline::already_expired();
+    const Errc e = try_write(r, Deadline::already_expired());
     if (e == Errc::kTimeout) {
       held_[kept++] = r;
       continue;
     }
+    note_released(r);
     complete(r, e, false);
   }
   held_.resize(kept);

@@ -34,6 +34,7 @@ Result<uint64_t> DmaStream::submit(Aperture& aperture, size_t offset, const void
   if (!aperture.valid()) return Errc::kClosed;
   if (offset > aperture.size() || len > aperture.size() - offset) return Errc::kOutOfRange;
   const uint64_t ticket = submitted_ + 1;
+  if (held_.load(std::memory_order_relaxed) >= engine_.held_share()) return Errc::kWouldBlock;
   Errc e = engine_.submit(DmaRequest{&aperture, offset, src, len, word, this, ticket});
   if (e != Errc::kOk) return e;
   submitted_ = ticket;

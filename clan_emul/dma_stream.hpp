@@ -57,6 +57,9 @@ class DmaStream {
   uint32_t source_ = 0;
   WaitPolicy policy_;  // the NIC's mode and budget; its producer is the DMA engine
   uint64_t submitted_ = 0;
+  // Its requests in the engine's held list: written by the engine's
+  // performer only, read by the submitter (DmaEngine::held_share).
+  std::atomic<uint32_t> held_{0};
   alignas(64) std::atomic<uint64_t> completed_{0};
   mutable std::atomic<uint32_t> wakeups_{0};  // futex word of waiters
   mutable std::atomic<uint32_t> sleepers_{0};

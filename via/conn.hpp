@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "clan_emul/aperture.hpp"
 #include "clan_emul/dma_stream.hpp"
@@ -32,6 +33,13 @@ struct Conn {
   std::unique_ptr<CookieReceiver> ck_rx;     // peer's receive descriptors
   std::unique_ptr<TransferSender> tq_tx;     // records -> peer
   std::unique_ptr<TransferReceiver> tq_rx;   // peer's records
+  // Apertures that requests still queued on `dma` read through, kept by no
+  // send (one rejected part way, or the sends of a channel torn down): a
+  // request held for a non-resident endpoint outlives any wait, so they are
+  // released only once the stream has performed them (let_go_pins), or
+  // after it, which waits for all of them: declared before it.
+  std::vector<std::shared_ptr<clan::Aperture>> orphan_pins;
+  uint64_t orphan_until = 0;  // the stream's last ticket that reads them
   std::unique_ptr<clan::DmaStream> dma;      // data + pointer updates, in order
   std::atomic<int> down{0};                  // 1: peer closed, 2: peer died
   Cq* send_cq = nullptr;
@@ -39,6 +47,9 @@ struct Conn {
   uint32_t send_src = 0, recv_src = 0;
   std::shared_ptr<clan::OobConnection> oob;  // last: destroyed first
   void wake();                               // after `down` changed
+  // Keeps `pins` until every request now queued on `dma` is performed
+  // (vi_teardown.cpp); lets go of those kept that are.
+  void keep_pins(std::vector<std::shared_ptr<clan::Aperture>>& pins);
 };
 
 }  // namespace via

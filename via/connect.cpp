@@ -178,6 +178,7 @@ void go_live(Vi* vi, std::shared_ptr<Conn> c, std::shared_ptr<clan::OobConnectio
   if (Errc e = vi->push_posts(); e != Errc::kOk && e != Errc::kTimeout) {
     return vi->fail(VIP_STATUS_TRANSPORT_ERROR);
   }
+  vi->note_held();
 }
 
 VIP_RETURN oob_error(Errc e) {
@@ -359,7 +360,7 @@ VIP_RETURN VipDisconnect(VIP_VI_HANDLE ViHandle) {
   vi->teardown();  // waits for our DMA: sends in flight have landed
   for (size_t i = 0; i < vi->sends.size(); ++i) {
     QueuedSend& s = vi->sends[i];
-    vi->finish_send(s, s.in_flight ? s.status : VIP_STATUS_DESC_FLUSHED_ERROR);
+    vi->finish_send(s, sent(s) ? s.status : VIP_STATUS_DESC_FLUSHED_ERROR);
   }
   vi->sends.clear();
   for (size_t i = 0; i < vi->posted.size(); ++i) {

@@ -35,16 +35,16 @@ void Cq::give_turn() {
   if (turn_waiters > 0) turn_cv.notify_one();
 }
 
-void Cq::progress(uint64_t id, clan::Deadline until) {
-  const bool held = nic->progress_vi(id, until);
+void Cq::progress(uint64_t id) {
+  const bool held = nic->progress_vi(id);
   auto at = std::find(held_vis.begin(), held_vis.end(), id);
   if (held && at == held_vis.end()) held_vis.push_back(id);  // rare: the slow path
   if (!held && at != held_vis.end()) held_vis.erase(at);
 }
 
-void Cq::progress_held(clan::Deadline until) {
+void Cq::progress_held() {
   for (size_t i = 0; i < held_vis.size();) {
-    if (nic->progress_vi(held_vis[i], until)) {
+    if (nic->progress_vi(held_vis[i])) {
       ++i;
     } else {
       held_vis.erase(held_vis.begin() + static_cast<std::ptrdiff_t>(i));
@@ -129,9 +129,9 @@ VIP_RETURN VipCQDone(VIP_CQ_HANDLE CQHandle, VIP_VI_HANDLE* ViHandle, VIP_BOOLEA
   if (cq->try_take_turn()) {
     while (auto ev = cq->eq.poll()) {
       if (ev->source == cq->kick) continue;
-      cq->progress(ev->user, clan::Deadline::already_expired());
+      cq->progress(ev->user);
     }
-    if (!cq->held_vis.empty()) cq->progress_held(clan::Deadline::already_expired());
+    if (!cq->held_vis.empty()) cq->progress_held();
     cq->give_turn();
   }
   std::lock_guard lock(cq->mu);
@@ -165,16 +165,23 @@ VIP_RETURN VipCQWait(VIP_CQ_HANDLE CQHandle, VIP_ULONG Timeout, VIP_VI_HANDLE* V
     }
     std::optional<clan::EventQueue::Event> ev;
     bool retried = false;
-    if (!found && !cq->held_vis.empty()) {
-      // No event will come for held writes: they wait a slice each for
-      // their peers' endpoints here (vi_held.cpp), as in VipSendWait.
-      cq->progress_held(deadline);
-      retried = !deadline.expired();
-    } else if (!found) {
-      auto r = cq->eq.wait(deadline, cq->nic->effective_wait_mode());
+    if (!found) {
+      // No event comes when a held VI's peer becomes resident (paper 004
+      // sect. 3.2): the held VIs were retried just now (VipCQDone), and the
+      // wait is cut to a slice, after which they are retried again. No VI's
+      // lock is held meanwhile.
+      clan::Deadline until = deadline;
+      if (!cq->held_vis.empty()) {
+        const auto slice = clan::Deadline::after(Vi::kHeldSlice);
+        if (slice.when() < deadline.when()) {
+          until = slice;
+          retried = true;
+        }
+      }
+      auto r = cq->eq.wait(until, cq->nic->effective_wait_mode());
       if (r) ev = r.value();
     }
-    if (ev && ev->source != cq->kick) cq->progress(ev->user, deadline);
+    if (ev && ev->source != cq->kick) cq->progress(ev->user);
     cq->give_turn();
     if (!found && !ev && !retried) return VIP_TIMEOUT;
   }

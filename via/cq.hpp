@@ -39,11 +39,11 @@ struct Cq {
   // event when their peer becomes resident, so the turn's holder progresses
   // them again at every VipCQDone and VipCQWait. Touched under the turn only.
   std::vector<uint64_t> held_vis;
-  // Progresses VI `id` for an event (a waiter passes its deadline), noting
-  // whether it is left with held writes.
-  void progress(uint64_t id, clan::Deadline until);
+  // Progresses VI `id` for an event, noting whether it is left with held
+  // writes.
+  void progress(uint64_t id);
   // Progresses the VIs noted as held again.
-  void progress_held(clan::Deadline until);
+  void progress_held();
   std::mutex mu;
   Fifo<std::pair<Vi*, bool>> entries;
   size_t capacity;

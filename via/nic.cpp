@@ -32,17 +32,11 @@ clan::WaitMode NicImpl::effective_wait_mode() const {
   return wait_mode_of(wait_mode.load(std::memory_order_relaxed), nic->wait_mode());
 }
 
-bool NicImpl::progress_vi(uint64_t id, clan::Deadline until) {
+bool NicImpl::progress_vi(uint64_t id) {
   std::shared_lock gate(vi_gate);
   if (Vi* vi = find_vi(id)) {
     std::lock_guard lock(vi->mu);
-    // The clock is read only for held writes.
-    if (vi->held && !until.expired()) {
-      const auto slice = clan::Deadline::after(Vi::kHeldSlice);
-      vi->peer_hold = slice.when() < until.when() ? slice : until;
-    }
     vi->progress();
-    vi->peer_hold = clan::Deadline::already_expired();
     return vi->held && vi->conn;
   }
   return false;

@@ -66,9 +66,8 @@ struct NicImpl {
   // vi_gate from the lookup to the end: VipDestroyVi takes it exclusively
   // to unlist a VI, so none is deleted under a CQ poller.
   // Progresses the VI `id`; true if it is left with held writes
-  // (vi_held.cpp). A waiter passes its deadline: held writes then wait a
-  // slice for the peer's endpoint, as in VipSendWait.
-  bool progress_vi(uint64_t id, clan::Deadline until = clan::Deadline::already_expired());
+  // (vi_held.cpp). Held writes wait for nothing under the VI's lock.
+  bool progress_vi(uint64_t id);
   std::shared_mutex vi_gate;
 };
 

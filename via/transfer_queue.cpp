@@ -73,8 +73,9 @@ clan::Result<uint64_t> TransferSender::publish_dma(clan::DmaStream& dma) {
     if (!t) return t;
   }
   // The DMA engine holds and retries a write to a reader on the host.
+  // Not taken (kWouldBlock): owed, and written at the next progress.
   auto t = dma.write_word(*ring_, ring_at_ + kTqWrite, write_i_);
-  if (t) pointer_owed_ = false;
+  pointer_owed_ = !t;
   return t;
 }
 

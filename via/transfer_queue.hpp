@@ -53,6 +53,8 @@ class TransferSender {
   clan::Errc publish_pio(clan::Deadline hold = clan::Deadline::never());
   // Tags or the write pointer are owed after a publish_pio that timed out.
   bool owed() const { return published_i_ != write_i_ || pointer_owed_; }
+  // Records whose tag is written (or queued by DMA), for mark().
+  uint64_t published() const { return published_i_; }
   // The same by DMA; the ticket of the last request. On kWouldBlock (the DMA
   // queue is full) the tags queued so far stay queued: call again.
   clan::Result<uint64_t> publish_dma(clan::DmaStream& dma);

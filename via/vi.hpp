@@ -57,6 +57,10 @@ struct QueuedSend {
   InlineVec<LocalSegment, kMaxSegments> segs;
   bool in_flight = false;
   uint64_t ticket = 0;
+  // Nonzero: its records' tags are owed (the peer's endpoint was on the
+  // host). It completes once the transfer queue is published this far; a
+  // send is never reported delivered while its message may not arrive.
+  uint64_t owed_to = 0;
   uint32_t status = 0;  // completion status once in flight
   std::vector<std::shared_ptr<clan::Aperture>> pins;  // a DMA in flight reads through these
 };
@@ -120,19 +124,31 @@ struct Vi {
   // (paper 004 sect. 3.2: negatively acknowledged, retried, never dropped):
   // a held send or receive descriptor, an owed tag, doorbell or read
   // pointer. They are retried at every progress; `peer_hold` is how long
-  // each such write waits for residency: not at all, except while a waiter
-  // that would otherwise sleep retries them (vi_wait.cpp). Under mu.
+  // each such write waits for residency under the VI's lock: not at all (a
+  // waiter that would otherwise sleep waits for the peer's endpoint without
+  // the lock, vi_wait.cpp, then retries). Under mu.
   bool held = false;
+  // Whether the VI's completion queues were told it is held: a VI becomes
+  // held mostly on an application thread (a post, a done), which causes no
+  // event, and a thread waiting only in VipCQWait retries the held VIs its
+  // queue has been told of (cq.cpp). Under mu.
+  bool held_told = false;
   clan::Deadline peer_hold = clan::Deadline::already_expired();
   // How long a waiter that finds writes held waits for the peer's endpoint
-  // at a time, under the VI's lock, before it looks at the VI again.
+  // at a time, without the VI's lock, before it looks at the VI again.
   static constexpr std::chrono::milliseconds kHeldSlice{2};
 
   // Statistics (VipClanQueryNicStats): written under mu, read by anyone.
   std::atomic<uint64_t> pio_sends{0}, dma_sends{0}, dropped_sends{0}, mapping_hits{0};
 
   // All under mu.
-  void progress();  // below
+  void progress();  // below: advance(), then note_held()
+  void advance();
+  // Tells the VI's completion queues when it becomes held (see held_told):
+  // after anything that may hold a write. A compare on the resident path.
+  void note_held() {
+    if (held != held_told) tell_held();
+  }
   // descriptor_check.cpp: the registration with handle h, or null.
   const MemReg* find_mem(VIP_MEM_HANDLE h);
   // vi_send.cpp. map: the peer region of cookie c, mapped (PIO mapping
@@ -145,6 +161,7 @@ struct Vi {
   // vi_held.cpp: retries the held writes (under peer_hold); `held` says
   // whether any are left.
   void flush_held();
+  void tell_held();
   // vi_receive.cpp. push_posts: the receive descriptors not yet pushed, in
   // order; kTimeout (and `held`) if the peer's endpoint is on the host.
   clan::Errc push_posts();
@@ -162,6 +179,11 @@ struct Vi {
 // Progress is made inside the calls (post, done, wait, CQ): there is no
 // library thread. Inline: every data-transfer call makes it.
 inline void Vi::progress() {
+  advance();
+  note_held();
+}
+
+inline void Vi::advance() {
   if (!conn || state != VIP_STATE_CONNECTED) return;
   const int down = conn->down.load(std::memory_order_acquire);
   if (held) flush_held();
@@ -174,6 +196,10 @@ inline void Vi::progress() {
   // Sends not yet in flight are the tail of the queue.
   if (conn && !sends.empty() && !sends.back().in_flight) process_sends();
 }
+
+// A send whose message is on its way: its records published (or queued
+// behind its data by DMA). What a breaking VI reports it with.
+inline bool sent(const QueuedSend& s) { return s.in_flight && s.owed_to == 0; }
 
 inline bool reliable(const Vi& vi) { return vi.attrs.ReliabilityLevel != VIP_SERVICE_UNRELIABLE; }
 

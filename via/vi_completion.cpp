@@ -45,6 +45,13 @@ void Vi::finish_recv(PostedRecv& p, uint32_t status) {
 void Vi::complete_sends() {
   while (!sends.empty() && sends.front().in_flight) {
     QueuedSend& s = sends.front();
+    if (s.owed_to != 0) {
+      // Its tags go with a later progress (vi_held.cpp), by PIO or behind
+      // the DMA in flight then.
+      if (!conn || conn->tq_tx->published() < s.owed_to) return;
+      s.owed_to = 0;
+      s.ticket = last_dma_ticket;
+    }
     if (s.ticket != 0 && conn && !conn->dma->done(s.ticket)) return;
     uint32_t status = s.status;
     if (s.ticket != 0 && conn && conn->dma->error() != clan::Errc::kOk) {

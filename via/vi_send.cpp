@@ -70,12 +70,6 @@ struct Choice {
   bool too_small = false;  // the first descriptor cannot hold it and may not be split
 };
 
-// Waits (a second at most) for every request queued on the DMA stream: for
-// room in its queue, or for requests that read through pins about to go.
-void wait_for_dma(clan::DmaStream& dma) {
-  dma.wait(dma.submitted(), clan::Deadline::after(std::chrono::seconds(1)));
-}
-
 // Which receive descriptors take `total` bytes: pulled from the peer until
 // they hold it (or the peer has posted no more).
 Choice choose_descriptors(Vi& vi, uint32_t total) {
@@ -103,10 +97,6 @@ inline clan::Result<uint64_t> publish(Vi& vi, bool dma) {
   Conn& c = *vi.conn;
   if (dma || c.dma->completed() < vi.last_dma_ticket) {
     auto t = c.tq_tx->publish_dma(*c.dma);
-    if (t.error() == Errc::kWouldBlock) {
-      wait_for_dma(*c.dma);
-      t = c.tq_tx->publish_dma(*c.dma);
-    }
     if (t) vi.last_dma_ticket = *t;
     return t;
   }
@@ -115,12 +105,14 @@ inline clan::Result<uint64_t> publish(Vi& vi, bool dma) {
   return uint64_t{0};
 }
 
-// A publication that timed out is owed, not failed: the records are put,
-// and their tags go at the next progress.
-inline clan::Result<uint64_t> publish_or_owe(Vi& vi, bool dma) {
+// A publication that timed out (or that the DMA engine would not take) is
+// owed, not failed: the records are put, and their tags go at the next
+// progress; `s` completes only after them.
+inline clan::Result<uint64_t> publish_or_owe(Vi& vi, QueuedSend& s, bool dma) {
   auto t = publish(vi, dma);
-  if (t.error() != Errc::kTimeout) return t;
+  if (t.error() != Errc::kTimeout && t.error() != Errc::kWouldBlock) return t;
   vi.held = true;
+  s.owed_to = vi.conn->tq_tx->mark();
   return uint64_t{0};
 }
 
@@ -140,7 +132,7 @@ Outcome reject(Vi& vi, QueuedSend& s, uint32_t error) {
     return Outcome::kHeld;
   }
   vi.remote.pop_front();
-  auto t = publish_or_owe(vi, false);
+  auto t = publish_or_owe(vi, s, false);
   if (!t) return broken(vi);
   s.in_flight = true;
   s.ticket = *t;
@@ -185,36 +177,37 @@ class SendReader {
   size_t off_ = 0;
 };
 
-Errc write_chunk(Conn& c, clan::Aperture& ap, uint64_t offset, LocalSegment chunk, bool use_dma) {
+// kWouldBlock from the DMA engine (its queue full, or the stream's share of
+// held requests taken, paper 004 sect. 3.2) is not fatal: the send is
+// retried, whole, at the next progress; a waiter waits for the stream to
+// move without the VI's lock (vi_wait.cpp).
+Errc write_chunk(Vi& vi, clan::Aperture& ap, uint64_t offset, LocalSegment chunk, bool use_dma) {
   if (!use_dma) return ap.write(offset, chunk.data, chunk.length);
-  auto t = c.dma->write(ap, offset, chunk.data, chunk.length);
-  if (t.error() == Errc::kWouldBlock) {
-    wait_for_dma(*c.dma);
-    t = c.dma->write(ap, offset, chunk.data, chunk.length);
-  }
-  return t.error();
+  return vi.conn->dma->write(ap, offset, chunk.data, chunk.length).error();
 }
 
 // Writes the next `n` bytes of the send into the receive buffer `seg`
-// (mapped through the PIO mapping cache). False if it may not be written.
-bool copy_segment(Vi& vi, const wire::PostSegment& seg, uint32_t n, SendReader& from,
+// (mapped through the PIO mapping cache). kWouldBlock: the DMA engine took
+// no more (retry the send); another error: it may not be written.
+Errc copy_segment(Vi& vi, const wire::PostSegment& seg, uint32_t n, SendReader& from,
                   bool use_dma, Pins& pins) {
   Errc map_error = Errc::kOk;
   const std::shared_ptr<clan::Aperture>* ap = vi.map(seg.cookie, map_error);
-  if (!ap || (*ap)->size() < seg.offset + seg.length) return false;
+  if (!ap || (*ap)->size() < seg.offset + seg.length) return Errc::kOutOfRange;
   if (use_dma) pins.push_back(*ap);
   for (uint64_t at = seg.offset; n > 0;) {
     const LocalSegment chunk = from.next(n);
-    if (write_chunk(*vi.conn, **ap, at, chunk, use_dma) != Errc::kOk) return false;
+    if (Errc e = write_chunk(vi, **ap, at, chunk, use_dma); e != Errc::kOk) return e;
     at += chunk.length;
     n -= chunk.length;
   }
-  return true;
+  return Errc::kOk;
 }
 
-// Moves the send's data into the first `need` receive descriptors. False if
-// a receive buffer may not be written (revoked, forged, out of range).
-bool copy_segments(Vi& vi, const QueuedSend& s, size_t need, bool use_dma, Pins& pins) {
+// Moves the send's data into the first `need` receive descriptors: as
+// copy_segment (another error: a receive buffer is revoked, forged, out of
+// range).
+Errc copy_segments(Vi& vi, const QueuedSend& s, size_t need, bool use_dma, Pins& pins) {
   SendReader from(s);
   uint32_t remaining = s.total;
   for (size_t k = 0; k < need; ++k) {
@@ -224,10 +217,10 @@ bool copy_segments(Vi& vi, const QueuedSend& s, size_t need, bool use_dma, Pins&
       if (in_desc == 0) break;
       const uint32_t n = std::min<uint64_t>(seg.length, in_desc);
       in_desc -= n;
-      if (!copy_segment(vi, seg, n, from, use_dma, pins)) return false;
+      if (Errc e = copy_segment(vi, seg, n, from, use_dma, pins); e != Errc::kOk) return e;
     }
   }
-  return true;
+  return Errc::kOk;
 }
 
 // One record per descriptor taken (all but the last marked kMore), put
@@ -260,21 +253,24 @@ Outcome transmit(Vi& vi, QueuedSend& s, size_t need) {
     return Outcome::kHeld;
   }
   Pins pins;  // DMA only
-  if (!copy_segments(vi, s, need, use_dma, pins)) {
-    // Chunks already queued by DMA read through `pins`: let them land
-    // before the pins go.
-    if (!pins.empty()) wait_for_dma(*vi.conn->dma);
+  if (Errc e = copy_segments(vi, s, need, use_dma, pins); e != Errc::kOk) {
+    // Chunks already queued by DMA read through `pins`, and may be held
+    // behind a tag for the peer's endpoint: the channel keeps them until
+    // the stream has performed them.
+    if (!pins.empty()) vi.conn->keep_pins(pins);
     tq.rewind(mark);
-    return reject(vi, s, VIP_STATUS_PROTECTION_ERROR);
+    if (e != Errc::kWouldBlock) return reject(vi, s, VIP_STATUS_PROTECTION_ERROR);
+    vi.held = true;  // sent again, whole, at the next progress
+    return Outcome::kHeld;
   }
-  auto t = publish_or_owe(vi, use_dma);
+  auto t = publish_or_owe(vi, s, use_dma);
   if (!t) return broken(vi);
   vi.remote.pop_front(need);
   bump(use_dma ? vi.dma_sends : vi.pio_sends);
   s.in_flight = true;
   s.ticket = *t;
   s.status = 0;
-  if (s.ticket != 0) s.pins = std::move(pins);
+  s.pins = std::move(pins);  // DMA only: its chunks read through them
   return Outcome::kNext;
 }
 

@@ -13,6 +13,13 @@ void Conn::wake() {
   if (send_cq) send_cq->eq.notify(send_src);
 }
 
+void Conn::keep_pins(std::vector<std::shared_ptr<clan::Aperture>>& pins) {
+  if (dma->done(orphan_until)) orphan_pins.clear();
+  for (auto& p : pins) orphan_pins.push_back(std::move(p));
+  pins.clear();
+  orphan_until = dma->submitted();
+}
+
 void Vi::teardown() {
   if (!conn) return;
   std::shared_ptr<Conn> c = std::move(conn);
@@ -25,7 +32,9 @@ void Vi::teardown() {
   c->dma->wait(c->dma->submitted(), clan::Deadline::after(std::chrono::seconds(5)));
   c->down.store(1, std::memory_order_release);
   c->wake();
-  for (size_t i = 0; i < sends.size(); ++i) sends[i].pins.clear();
+  // A request held for the peer's endpoint may still read through them:
+  // they go with the stream, which performs (or fails) it first.
+  for (size_t i = 0; i < sends.size(); ++i) c->keep_pins(sends[i].pins);
   remote.clear();
   last_map.reset();
 }
@@ -39,7 +48,7 @@ void Vi::fail(uint32_t status) {
   posted.clear();
   for (size_t i = 0; i < sends.size(); ++i) {
     QueuedSend& s = sends[i];
-    finish_send(s, s.in_flight ? s.status : VIP_STATUS_DESC_FLUSHED_ERROR | status);
+    finish_send(s, sent(s) ? s.status : VIP_STATUS_DESC_FLUSHED_ERROR | status);
   }
   sends.clear();
 }

@@ -23,14 +23,18 @@ struct Look {
 };
 
 // A waiter would sleep, but the VI has held writes: nothing would wake it
-// for them, so it retries them, waiting up to a slice for the peer's
-// endpoint (paper 004 sect. 3.2). Under vi->mu.
-void retry_held(Vi* vi, VIP_ULONG timeout, std::optional<clan::Deadline>& deadline) {
-  if (!deadline) deadline = deadline_ms(timeout);
+// for them (paper 004 sect. 3.2). Without the VI's lock, so its other work
+// and arriving messages go on, it waits up to a slice for the peer's
+// endpoint or, that resident (the DMA engine took no more of the stream's
+// requests), for the stream to move; then it looks at the VI again.
+void wait_for_peer(Conn& c, const clan::Deadline& deadline) {
   const auto slice = clan::Deadline::after(Vi::kHeldSlice);
-  vi->peer_hold = slice.when() < deadline->when() ? slice : *deadline;
-  vi->progress();
-  vi->peer_hold = clan::Deadline::already_expired();
+  const clan::Deadline until = slice.when() < deadline.when() ? slice : deadline;
+  if (!c.peer_block.resident()) {
+    c.peer_block.wait_resident(until);
+    return;
+  }
+  c.dma->wait(c.dma->completed() + 1, until);
 }
 
 // The loop both waits share. A Waiter (SendWaiter, RecvWaiter):
@@ -42,17 +46,16 @@ template <class Waiter>
 VIP_RETURN wait_for(Vi* vi, VIP_ULONG timeout, Fifo<Done>& done, VIP_DESCRIPTOR** out, Waiter& w) {
   std::optional<clan::Deadline> deadline;  // read the clock only to sleep
   for (;;) {
-    bool held = false;
+    std::shared_ptr<Conn> held;  // the channel whose writes are held
     {
       std::lock_guard lock(vi->mu);
       w.leave();
       vi->progress();
-      if (vi->held && timeout != 0) retry_held(vi, timeout, deadline);
       if (!done.empty()) return take_done(done, out);
       const Look look = w.look();
       if (look.next == Look::kReturn) return look.result;
       if (look.next == Look::kAgain) continue;
-      held = vi->held;  // retried again at once, not slept on
+      if (vi->held) held = vi->conn;  // waited for, then retried
     }
     if (!held && w.spin()) continue;
     if (!deadline) deadline = deadline_ms(timeout);
@@ -61,7 +64,11 @@ VIP_RETURN wait_for(Vi* vi, VIP_ULONG timeout, Fifo<Done>& done, VIP_DESCRIPTOR*
       w.leave();
       return VIP_TIMEOUT;
     }
-    if (!held) w.sleep(*deadline);
+    if (held) {
+      wait_for_peer(*held, *deadline);
+    } else {
+      w.sleep(*deadline);
+    }
   }
 }
 

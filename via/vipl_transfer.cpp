@@ -47,6 +47,7 @@ VIP_RETURN VipPostSend(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR* DescriptorPtr,
   DescriptorPtr->CS.Length = s.total;
   vi->sends.push_back(std::move(s));
   vi->process_sends();
+  vi->note_held();
   return VIP_SUCCESS;
 }
 
@@ -79,6 +80,7 @@ VIP_RETURN VipPostRecv(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR* DescriptorPtr,
   if (push) {
     const clan::Errc e = vi->push_posts();
     if (e != clan::Errc::kOk && e != clan::Errc::kTimeout) vi->fail(VIP_STATUS_TRANSPORT_ERROR);
+    vi->note_held();
   }
   return VIP_SUCCESS;
 }

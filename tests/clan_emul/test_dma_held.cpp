@@ -104,6 +104,34 @@ TEST_CASE("a DMA request held for a non-resident endpoint stalls none of the eng
   CHECK(writer->dma().performed() == 10);
 }
 
+TEST_CASE("a held DMA request leaves the idle engine asleep: others' requests go at once, inline",
+          "[dma][resident]") {
+  // As above: endpoint 2 stays on the host, endpoint 0 on the NIC.
+  NicConfig c = with_frames(2, 3600s);
+  c.replacement = Replacement::kLru;
+  auto owner = std::move(Nic::open(c).value());
+  auto writer = std::move(Nic::open({}).value());
+  auto l = loci(*owner, *writer, 3);
+  REQUIRE(l[0].ap.write_word(16, 1) == Errc::kOk);
+  DmaStream held(*writer), other(*writer);
+  const uint64_t pending = queue_word(held, l[2].ap, 0, 1);
+  REQUIRE(eventually([&] { return owner->resident_set_stats().evictions == 1; }));
+  REQUIRE(l[0].endpoint.residency() == Residency::kOnNic);
+  // Between its passes over the held request the engine sleeps, token
+  // free: a submitter finds it asleep and performs its own request.
+  const uint64_t inline_before = writer->dma().performed_inline();
+  for (uint64_t i = 1; i <= 50; ++i) {
+    const uint64_t t = queue_word(other, l[0].ap, 0, i);
+    CHECK(other.wait(t, Deadline::after(30s)) == Errc::kOk);
+  }
+  CHECK(word(l[0].region, 0) == 50);
+  CHECK(writer->dma().performed_inline() > inline_before);
+  CHECK_FALSE(held.done(pending));
+  l[2].region.reset();
+  CHECK(held.wait(pending, Deadline::after(30s)) == Errc::kOk);
+  CHECK(held.error() == Errc::kStaleCookie);
+}
+
 TEST_CASE("held DMA requests all land, in order per aperture, as endpoints come and go",
           "[dma][resident]") {
   // Three endpoints on one frame: nearly every request finds its target on
@@ -148,21 +176,25 @@ TEST_CASE("held DMA requests all land, in order per aperture, as endpoints come 
   CHECK(owner->resident_set_stats().remaps >= 2);
 }
 
-TEST_CASE("a full list of held DMA requests pushes back on submitters, who never wait",
+TEST_CASE("a stream past its share of held DMA requests is pushed back alone, and never waits",
           "[dma][resident]") {
-  auto owner = std::move(Nic::open(with_frames(1, 3600s)).value());
+  // As above: endpoint 2 stays on the host, endpoint 0 on the NIC.
+  NicConfig c = with_frames(2, 3600s);
+  c.replacement = Replacement::kLru;
+  auto owner = std::move(Nic::open(c).value());
   NicConfig small;
   small.dma_queue_depth = 4;
   auto writer = std::move(Nic::open(small).value());
-  auto l = loci(*owner, *writer, 2);
-  REQUIRE(l[1].endpoint.residency() == Residency::kOnHostReadOnly);
-  DmaStream held(*writer);
-  // Four held aside and four queued behind them: then the queue is full,
-  // and a submit says so instead of waiting.
+  auto l = loci(*owner, *writer, 3);
+  REQUIRE(l[2].endpoint.residency() == Residency::kOnHostReadOnly);
+  REQUIRE(l[0].ap.write_word(16, 1) == Errc::kOk);
+  DmaStream held(*writer), other(*writer);
+  // A peer whose endpoint stays on the host: its stream's requests are held
+  // until it has its share, then a submit says so instead of waiting.
   uint64_t last = 0;
   int refused = 0;
   for (int i = 0; i < 64 && refused == 0; ++i) {
-    auto t = held.write_word(l[1].ap, 0, static_cast<uint64_t>(i + 1));
+    auto t = held.write_word(l[2].ap, 0, static_cast<uint64_t>(i + 1));
     if (t) {
       last = t.value();
     } else {
@@ -171,10 +203,26 @@ TEST_CASE("a full list of held DMA requests pushes back on submitters, who never
     }
   }
   CHECK(refused == 1);
-  CHECK(last >= 4);
-  CHECK(word(l[1].region, 0) == 0);
-  l[1].region.reset();
+  CHECK(last >= 1);
+  REQUIRE(eventually([&] { return owner->resident_set_stats().evictions == 1; }));
+  REQUIRE(l[0].endpoint.residency() == Residency::kOnNic);
+  // Another stream, to a resident endpoint, still goes: the held list and
+  // the queue are not the stopped peer's alone.
+  for (uint64_t i = 1; i <= 16; ++i) {
+    uint64_t t = 0;
+    REQUIRE(eventually([&] {
+      auto r = other.write_word(l[0].ap, 0, i);
+      if (r) t = r.value();
+      return static_cast<bool>(r);
+    }));
+    CHECK(other.wait(t, Deadline::after(30s)) == Errc::kOk);
+  }
+  CHECK(other.error() == Errc::kOk);
+  CHECK(word(l[0].region, 0) == 16);
+  CHECK(word(l[2].region, 0) == 0);
+  // Revoked while held: returned to the sender, nothing written, not lost.
+  l[2].region.reset();
   CHECK(held.wait(last, Deadline::after(30s)) == Errc::kOk);
   CHECK(held.error() == Errc::kStaleCookie);
-  CHECK(writer->dma().performed() == last);
+  CHECK(writer->dma().performed() == last + 16);
 }
