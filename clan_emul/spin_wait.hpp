@@ -30,6 +30,12 @@
 // grace answer each other only after a wake-up, past the grace, for good.
 // A producer that answers within the grace never costs the reading.
 //
+// A pair that both sleep at once can settle on one CPU for good: each wakes
+// the other where it runs itself, and the second CPU idles. So on every
+// eighth wait that finds its producer marked on its own CPU, with a CPU
+// free by the kernel's count, the waiter moves itself to another CPU
+// (cpu_move.hpp) and spins: the two then run apart.
+//
 // Where no producer is known, the thread's history decides. When more
 // threads wait than there are CPUs, the producer is usually queued behind
 // the spinners, every spin runs out, and the spinning takes the CPU the
@@ -55,6 +61,7 @@
 #include <cstdint>
 
 #include "clan_emul/cpu_load.hpp"
+#include "clan_emul/cpu_move.hpp"
 #include "clan_emul/deadline.hpp"
 #include "clan_emul/error.hpp"
 #include "clan_emul/futex.hpp"
@@ -83,6 +90,15 @@ struct SpinHistory {
   // work keeps the count up (even niced work counts) find their way back
   // to spinning once a probe catches an answer.
   bool stop_for_load() { return ++load_stops % kProbeEvery != 0; }
+  // Moves this thread off the CPU (see cpu_move.hpp); tests substitute a script.
+  bool (*move_off_cpu)() = &clan::move_off_this_cpu;
+  uint32_t producer_here_waits = 0;  // waits that found the producer on this CPU
+  // Whether a wait that found its producer on this CPU moves away and spins:
+  // every eighth, when a CPU is free (see the header comment).
+  bool move_from_producer() {
+    if (++producer_here_waits % kProbeEvery != 0) return false;
+    return !cpus_oversubscribed() && move_off_cpu();
+  }
   static constexpr uint32_t kMissesBeforeSleeping = 2;
   static constexpr uint32_t kProbeEvery = 8;
   bool should_spin() { return misses < kMissesBeforeSleeping || ++waits % kProbeEvery == 0; }
@@ -205,16 +221,24 @@ Errc announce_and_sleep(Ready& ready, std::atomic<uint32_t>& sleepers, Sleep& sl
   }
 }
 
+// A producer marked on this CPU: moves this thread off it now and then
+// (SpinHistory::move_from_producer), true if it did, and may now spin.
+inline bool producer_here_move(SpinHistory& history, const WaitPolicy& policy) {
+  if (!policy.producer) return false;
+  const uint32_t tid = policy.producer->load(std::memory_order_relaxed);
+  return tid != 0 && history.producer_state(tid) == ProducerState::kRunningHere && history.move_from_producer();
+}
+
 // Whether an adaptive wait spins at all, yielding once to a producer this
 // thread just woke (the kernel may have queued it on this CPU).
 inline bool adaptive_should_spin(SpinHistory& history, const WaitPolicy& policy, uint64_t budget,
                                  bool woke) {
   if (budget == 0 || !history.should_spin()) return false;
-  if (!producer_may_answer(history, policy.producer, woke)) return false;
+  if (!producer_may_answer(history, policy.producer, woke)) return producer_here_move(history, policy);
   if (woke && policy.producer && history.producer_state(policy.producer->load(std::memory_order_relaxed)) ==
                                      ProducerState::kAsleep) {
     ::sched_yield();
-    return producer_may_answer(history, policy.producer, woke);
+    return producer_may_answer(history, policy.producer, woke) || producer_here_move(history, policy);
   }
   return true;
 }

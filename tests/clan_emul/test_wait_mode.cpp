@@ -18,6 +18,7 @@
 #include "tests/clan_emul/nic_pair.hpp"
 #include "clan_emul/aperture.hpp"
 #include "clan_emul/cpu_load.hpp"
+#include "clan_emul/cpu_move.hpp"
 #include "clan_emul/error_detail.hpp"
 #include "clan_emul/event_queue.hpp"
 #include "clan_emul/nic.hpp"
@@ -73,6 +74,12 @@ bool scripted_load() {
   ++load_readings;
   return scripted_oversubscribed;
 }
+thread_local int moves = 0;
+bool scripted_move() {  // the table then finds the producer on another CPU
+  ++moves;
+  scripted_state = ProducerState::kRunningElsewhere;
+  return true;
+}
 
 // Runs `body` on a new thread (the history is per thread) whose producer
 // reads `state`, on a host with CPUs to spare unless the body says otherwise.
@@ -84,6 +91,7 @@ void with_producer(ProducerState state, Body body) {
     scripted_state = state;
     spin_history.producer_state = &scripted_producer;
     spin_history.cpus_oversubscribed = &scripted_load;
+    spin_history.move_off_cpu = &scripted_move;
     try {
       body();
     } catch (...) {
@@ -193,6 +201,53 @@ TEST_CASE("adaptive wait: sleeps at once when the producer is marked on the wait
     CHECK_FALSE(o.spun());
     CHECK(o.announced);
   });
+}
+
+TEST_CASE("adaptive wait: every eighth wait with the producer on this CPU moves away and spins, if a CPU is free",
+          "[wait_mode]") {
+  const std::atomic<uint32_t> producer{4242};
+  with_producer(ProducerState::kRunningHere, [&] {
+    for (int i = 1; i <= 16; ++i) {
+      scripted_state = ProducerState::kRunningHere;
+      if (i % 8 == 0) {  // moves, then spins until the answer
+        const Outcome o = wait_once(WaitMode::kAdaptive, 2000, Deadline::after(5s), kLongBudgetNs, &producer);
+        CHECK(o.result == Errc::kOk);
+        CHECK_FALSE(o.announced);
+      } else {  // sleeps at once
+        const Outcome o = wait_once(WaitMode::kAdaptive, 0, Deadline::after(1ms), kLongBudgetNs, &producer);
+        CHECK(o.announced);
+        CHECK_FALSE(o.spun());
+      }
+      CHECK(moves == i / 8);
+    }
+    scripted_state = ProducerState::kRunningHere;
+    scripted_oversubscribed = true;  // no CPU free: never moves
+    for (int i = 0; i < 16; ++i) wait_once(WaitMode::kAdaptive, 0, Deadline::after(1ms), kLongBudgetNs, &producer);
+    CHECK(moves == 2);
+  });
+}
+
+TEST_CASE("a thread moved off its CPU runs on another, with its own affinity mask", "[wait_mode]") {
+  std::exception_ptr failed;
+  std::thread t([&] {
+    try {
+      cpu_set_t own;
+      REQUIRE(::sched_getaffinity(0, sizeof own, &own) == 0);
+      INFO("this test needs a thread allowed on two CPUs at least (CPU_COUNT of its mask: " << CPU_COUNT(&own)
+                                                                                            << ")");
+      REQUIRE(CPU_COUNT(&own) >= 2);
+      const int before = ::sched_getcpu();
+      CHECK(move_off_this_cpu());
+      CHECK(::sched_getcpu() != before);
+      cpu_set_t after;
+      REQUIRE(::sched_getaffinity(0, sizeof after, &after) == 0);
+      CHECK(CPU_EQUAL(&own, &after));
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  });
+  t.join();
+  if (failed) std::rethrow_exception(failed);
 }
 
 TEST_CASE("adaptive wait: sleeps at once when the producer is asleep and nobody woke it", "[wait_mode]") {
