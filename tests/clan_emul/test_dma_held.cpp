@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -15,8 +16,10 @@
 #include "clan_emul/region.hpp"
 #include "clan_emul/replacement.hpp"
 #include "clan_emul/resident_set.hpp"
+#include "tests/clan_emul/resident_loci.hpp"
 
 using namespace clan;
+using namespace clan::test;
 using namespace std::chrono_literals;
 
 namespace {
@@ -26,27 +29,6 @@ NicConfig with_frames(uint32_t frames, std::chrono::nanoseconds cost) {
   c.frames = frames;
   c.remap_cost = cost;
   return c;
-}
-
-// One endpoint of the owner with one region, and the writer's aperture onto it.
-struct Locus {
-  Endpoint endpoint;
-  Region region;
-  Aperture ap;
-};
-
-std::vector<Locus> loci(Nic& owner, Nic& writer, size_t n) {
-  std::vector<Locus> v(n);
-  for (Locus& l : v) {
-    l.endpoint = std::move(owner.create_endpoint().value());
-    l.region = std::move(owner.export_region(4096, &l.endpoint).value());
-    l.ap = std::move(writer.import(l.region.cookie()).value());
-  }
-  return v;
-}
-
-uint64_t word(const Region& r, size_t off) {
-  return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(r.data() + off)).load();
 }
 
 // Queues a word, retrying while the engine's queue is full.
@@ -70,19 +52,29 @@ bool eventually(F f) {
   return true;
 }
 
+// Three endpoints of an owner with two frames whose re-mapping never ends
+// (LRU): endpoint 0 is in use, 1 is not, so a write for 2 takes 1's frame
+// and stays held on the host meanwhile.
+struct OneStuck {
+  std::unique_ptr<Nic> owner, writer;
+  std::vector<Locus> l;
+  OneStuck() {
+    NicConfig c = with_frames(2, 3600s);
+    c.replacement = Replacement::kLru;
+    owner = std::move(Nic::open(c).value());
+    writer = std::move(Nic::open({}).value());
+    l = loci(*owner, *writer, 3);
+    REQUIRE(l[0].ap.write_word(16, 1) == Errc::kOk);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("a DMA request held for a non-resident endpoint stalls none of the engine's others",
           "[dma][resident]") {
-  // A re-mapping that never finishes keeps the third endpoint on the host.
-  NicConfig c = with_frames(2, 3600s);
-  c.replacement = Replacement::kLru;
-  auto owner = std::move(Nic::open(c).value());
-  auto writer = std::move(Nic::open({}).value());
-  auto l = loci(*owner, *writer, 3);
+  OneStuck one;
+  auto& [owner, writer, l] = one;
   REQUIRE(l[2].endpoint.residency() == Residency::kOnHostReadOnly);
-  // Endpoint 0 is in use, 1 is not: the frame for 2 is taken from 1.
-  REQUIRE(l[0].ap.write_word(16, 1) == Errc::kOk);
   DmaStream held(*writer), other(*writer);
   const uint64_t data = queue_word(held, l[2].ap, 0, 1);
   const uint64_t pointer = queue_word(held, l[2].ap, 8, 2);
@@ -106,13 +98,8 @@ TEST_CASE("a DMA request held for a non-resident endpoint stalls none of the eng
 
 TEST_CASE("a held DMA request leaves the idle engine asleep: others' requests go at once, inline",
           "[dma][resident]") {
-  // As above: endpoint 2 stays on the host, endpoint 0 on the NIC.
-  NicConfig c = with_frames(2, 3600s);
-  c.replacement = Replacement::kLru;
-  auto owner = std::move(Nic::open(c).value());
-  auto writer = std::move(Nic::open({}).value());
-  auto l = loci(*owner, *writer, 3);
-  REQUIRE(l[0].ap.write_word(16, 1) == Errc::kOk);
+  OneStuck one;
+  auto& [owner, writer, l] = one;
   DmaStream held(*writer), other(*writer);
   const uint64_t pending = queue_word(held, l[2].ap, 0, 1);
   REQUIRE(eventually([&] { return owner->resident_set_stats().evictions == 1; }));

@@ -15,10 +15,12 @@
 #include "clan_emul/nic.hpp"
 #include "clan_emul/region.hpp"
 #include "clan_emul/resident_set.hpp"
+#include "tests/clan_emul/resident_loci.hpp"
 #include "clan_emul/tripwire.hpp"
 #include "support/child_process.hpp"
 
 using namespace clan;
+using namespace clan::test;
 using namespace std::chrono_literals;
 
 namespace {
@@ -37,27 +39,6 @@ std::unique_ptr<Nic> open_nic(const NicConfig& c) {
   INFO(error_message(nic.error()));
   REQUIRE(nic.ok());
   return std::move(nic.value());
-}
-
-// One endpoint of the owner with one region, and the writer's aperture onto it.
-struct Locus {
-  Endpoint endpoint;
-  Region region;
-  Aperture ap;
-};
-
-std::vector<Locus> loci(Nic& owner, Nic& writer, size_t n) {
-  std::vector<Locus> v(n);
-  for (Locus& l : v) {
-    l.endpoint = std::move(owner.create_endpoint().value());
-    l.region = std::move(owner.export_region(4096, &l.endpoint).value());
-    l.ap = std::move(writer.import(l.region.cookie()).value());
-  }
-  return v;
-}
-
-uint64_t word(const Region& r, size_t off) {
-  return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(r.data() + off)).load();
 }
 
 // Waits, with a bound, for a condition another thread brings about.
