@@ -53,7 +53,9 @@ constexpr std::array<OrbOptionSpec, 14> kTable{{
      get_field<&FabricOptions::spin_ns>, set_field<&FabricOptions::spin_ns>},
     {"clanWaitMode", "giop:clan, giop:otp, giop:via", "", 0, 2, false, nullptr,
      "How a call blocked on the fabric waits: adaptive spins while the thread that will answer runs on "
-     "another CPU, then sleeps; poll never sleeps; block sleeps at once. CLAN_WAIT_MODE overrides it.",
+     "another CPU, then sleeps (and may move a waiting thread to another CPU its affinity allows, to run "
+     "apart from the thread it waits for); poll never sleeps; block sleeps at once. CLAN_WAIT_MODE "
+     "overrides it.",
      get_field<&FabricOptions::wait_mode>, set_field<&FabricOptions::wait_mode>, kWaitModeNames},
     {"clanRingBytes", "giop:clan, giop:via", "bytes", 256 * 1024, kGiB, true, nullptr,
      "Receive ring of each giop:clan connection; receive buffers of each giop:via connection.",
