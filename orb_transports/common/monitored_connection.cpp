@@ -44,8 +44,15 @@ void MonitoredConnection::notify_monitor() {
   }
 }
 
-void MonitoredConnection::arm() { notify_to(&endpoint_->events(), source_); }
-void MonitoredConnection::disarm() { notify_to(nullptr, 0); }
+void MonitoredConnection::arm() {
+  notify_to(&endpoint_->events(), source_);
+  armed_ = true;
+}
+void MonitoredConnection::disarm() {
+  if (!armed_) return;
+  notify_to(nullptr, 0);
+  armed_ = false;
+}
 
 void MonitoredConnection::setSelectable(int now, CORBA::Boolean data_in_buffer) {
   if (!endpoint_) return;

@@ -77,6 +77,10 @@ class MonitoredConnection : public omni::giopConnection {
   // it: without it, a disarm for a dispatch could land after a worker's
   // concurrent re-arm, leaving a connection selectable but deaf.
   std::mutex arm_mu_;
+  // Whether the tripwire is directed at the monitor's queue (under arm_mu_):
+  // a disarm of a connection already disarmed (a peek that disarmed before
+  // it waited, then claims what came) costs the transport nothing.
+  bool armed_ = false;
   std::atomic<int> pins_{0};  // monitor dispatches in progress
   ClientSlots::Slot client_slot_;
 };
