@@ -8,6 +8,8 @@ CLANORB_PACKAGES=(
   omniorb omniidl omniorb-nameserver omniorb-doc libomniorb4-dev libomnithread4-dev
   libzmq3-dev cppzmq-dev
   libboost-dev
+  libfabric-dev libfabric-bin  # the remote wire: libfabric's tcp (RMA) and udp (datagrams) providers
+  iproute2 util-linux  # two hosts on one machine: network namespaces joined by a veth pair
   catch2
   python3-matplotlib
   clang-14 libclang-rt-14-dev  # the fuzz targets (fuzz/): libFuzzer and its sanitizers
