@@ -24,6 +24,8 @@ Aperture& Aperture::operator=(Aperture&& o) noexcept {
     counted_ = o.counted_;
     own_endpoint_ = o.own_endpoint_;
     own_slot_ = std::exchange(o.own_slot_, nullptr);
+    link_ = std::move(o.link_);
+    key_ = o.key_;
   }
   return *this;
 }
@@ -34,6 +36,7 @@ void Aperture::reset() {
   if (counted_) nic_->release_import();
   own_slot_ = nullptr;
   peer_.reset();
+  link_.reset();
   nic_ = nullptr;
   base_ = nullptr;
   size_ = 0;
@@ -47,25 +50,14 @@ Errc Aperture::state_error(uint64_t state) const {
 
 Errc Aperture::check() const {
   if (!nic_) return Errc::kClosed;
+  if (link_) return remote_check();
   // A region that is not resident is still good: writes wait for it.
   uint64_t s = without_residency(slot_->state.load(std::memory_order_acquire));
   return s == expect_state_ ? Errc::kOk : state_error(s);
 }
 
 void Aperture::match_tripwires(size_t offset, size_t len) const {
-  // Walk the exporter's CAM entries for this region. The list lives in the
-  // peer's memory: bound the walk and check every index before use.
-  const NicView& v = peer_->view;
-  const uint32_t region = cookie_.region + 1;
-  uint32_t i = slot_->tw_head.load(std::memory_order_acquire);
-  for (uint32_t steps = 0; i != 0 && i <= v.max_tripwires && steps < v.max_tripwires; ++steps) {
-    TripwireSlot* t = v.tripwire(i - 1);
-    if (t->region.load(std::memory_order_acquire) == region) {
-      uint64_t o = t->offset.load(std::memory_order_relaxed);
-      if (o < offset + len && offset < o + 8) fire_tripwire(v, t);
-    }
-    i = t->next.load(std::memory_order_acquire);
-  }
+  fire_region_tripwires(peer_->view, slot_, cookie_.region, offset, len);
 }
 
 Errc Aperture::write(size_t offset, const void* src, size_t len, Deadline hold) {
@@ -73,6 +65,7 @@ Errc Aperture::write(size_t offset, const void* src, size_t len, Deadline hold) 
   if (offset > size_ || len > size_ - offset) return Errc::kOutOfRange;
   uint64_t s = slot_->state.load(std::memory_order_acquire);
   if (s != expect_state_) {
+    if (link_) return remote_write(offset, src, len, hold);
     if (Errc e = admit(s, hold); e != Errc::kOk) return e;
   }
   mark_use();
@@ -91,6 +84,7 @@ Errc Aperture::write_word(size_t offset, uint64_t value, Deadline hold) {
   if (offset % 8 != 0) return Errc::kInvalidArgument;
   uint64_t s = slot_->state.load(std::memory_order_acquire);
   if (s != expect_state_) {
+    if (link_) return remote_write(offset, &value, 8, hold);
     if (Errc e = admit(s, hold); e != Errc::kOk) return e;
   }
   mark_use();

@@ -15,6 +15,7 @@
 #include "clan_emul/error.hpp"
 #include "clan_emul/nic_layout.hpp"
 #include "clan_emul/shared_memory.hpp"
+#include "clan_emul/wire/wire_link.hpp"
 
 namespace clan {
 
@@ -49,6 +50,8 @@ class Aperture {
 
   size_t size() const { return size_; }
   bool valid() const { return nic_ != nullptr; }
+  // Whether its writes go over the wire to a NIC of another host.
+  bool remote() const { return link_ != nullptr; }
   const RdmaCookie& cookie() const { return cookie_; }
   // kOk while the cookie is still good; the revocation error otherwise.
   Errc check() const;
@@ -76,6 +79,12 @@ class Aperture {
     }
   }
   void own_endpoint_fault();
+  // An aperture over the wire (aperture_remote.cpp) points slot_ at a slot
+  // whose state no cookie matches, so its writes leave the local fast path
+  // at its one comparison and go to the wire there.
+  static RegionSlot& remote_slot();
+  Errc remote_write(size_t offset, const void* src, size_t len, Deadline hold);
+  Errc remote_check() const;
 
   Nic* nic_ = nullptr;
   std::shared_ptr<PeerNic> peer_;
@@ -88,6 +97,8 @@ class Aperture {
   bool counted_ = true;  // against the NIC's max_imports (no endpoint)
   uint32_t own_endpoint_ = 0;
   EndpointSlot* own_slot_ = nullptr;  // the endpoint this aperture belongs to
+  std::shared_ptr<wire::WireLink> link_;  // over the wire: the link to the exporter's NIC
+  uint64_t key_ = 0;                      // over the wire: the registration's key
 };
 
 }  // namespace clan

@@ -53,11 +53,13 @@ Deadline earlier(Deadline a, Deadline b) { return a.when() <= b.when() ? a : b; 
 }  // namespace
 
 bool Aperture::resident() const {
+  if (link_) return remote_check() == Errc::kOk;  // the wire holds no write for residency
   return valid() && slot_->state.load(std::memory_order_acquire) == expect_state_;
 }
 
 Errc Aperture::wait_resident(Deadline hold) {
   if (!valid()) return Errc::kClosed;
+  if (link_) return remote_check();
   const uint64_t s = slot_->state.load(std::memory_order_acquire);
   if (s == expect_state_) return Errc::kOk;
   return admit(s, hold);

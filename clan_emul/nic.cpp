@@ -119,6 +119,8 @@ Result<std::unique_ptr<Nic>> Nic::open(NicConfig config) {
   for (uint32_t i = c.max_tripwires; i-- > 0;) nic->free_tripwires_.push_back(i);
   for (uint32_t i = c.max_event_queues; i-- > 0;) nic->free_queues_.push_back(i);
   nic->region_generation_.assign(c.max_regions, 0);
+  nic->region_base_.assign(c.max_regions, nullptr);
+  if (Errc e = nic->open_wire(); e != Errc::kOk) return append_error_context(e, "NIC '%s'", c.name.c_str());
   return nic;
 }
 
@@ -129,6 +131,7 @@ Nic::~Nic() {
     // change (a child exiting must not stop the parent's re-mapping).
     (void)resident_owner_.release();
     (void)dma_.release();
+    (void)wire_.release();
     return;
   }
   // Pending DMA completes before the memory it targets goes away.
@@ -203,6 +206,10 @@ Result<Region> Nic::export_region(size_t bytes, const Endpoint* endpoint) {
   slot->referenced.store(0, std::memory_order_relaxed);
   slot->state.store(region_state(generation, kRegionLive), std::memory_order_release);
   if (endpoint) resident_set().attach_region(endpoint->index(), index);
+  {
+    std::lock_guard lock(mu_);
+    region_base_[index] = r.memory_.data();
+  }
   r.cookie_ = RdmaCookie{id(),          getpid(),       segment_.fd(),  index, generation,
                          slot->length, {slot->secret[0], slot->secret[1]}};
   return r;
@@ -212,9 +219,12 @@ void Nic::release_region(uint32_t index) {
   RegionSlot* slot = view_.region(index);
   uint64_t gen = region_generation(slot->state.load(std::memory_order_relaxed));
   store_region_state(slot->state, gen, kRegionFree);
+  // Before the memory goes: the wire writes no more into it.
+  close_wire_registration(index);
   // Then detached, which wakes its held writers: they find it free.
   if (ResidentSet* set = resident_.load(std::memory_order_acquire)) set->detach_region(index);
   std::lock_guard lock(mu_);
+  region_base_[index] = nullptr;
   free_regions_.push_back(index);
 }
 
@@ -279,7 +289,25 @@ static Errc cookie_state_error(uint64_t state, uint32_t generation) {
   return Errc::kStaleCookie;  // freed
 }
 
+Errc check_cookie(const NicView& v, const RdmaCookie& cookie) {
+  if (cookie.region >= v.max_regions) return Errc::kForgedCookie;
+  const RegionSlot* slot = v.region(cookie.region);
+  const uint64_t want = region_state(cookie.generation, kRegionLive);
+  // Residency is not the importer's concern: its writes wait for it.
+  const uint64_t before = without_residency(slot->state.load(std::memory_order_acquire));
+  if (slot->secret[0] != cookie.secret[0] || slot->secret[1] != cookie.secret[1]) {
+    // A wrong secret for the current generation is a forgery; for an older
+    // generation we cannot tell forgery from staleness, and say stale.
+    return region_generation(before) == cookie.generation ? Errc::kForgedCookie
+                                                          : cookie_state_error(before, cookie.generation);
+  }
+  if (before != want) return cookie_state_error(before, cookie.generation);
+  if (cookie.length == 0 || cookie.length > slot->length) return Errc::kForgedCookie;
+  return Errc::kOk;
+}
+
 Result<Aperture> Nic::import(const RdmaCookie& cookie, const Endpoint* endpoint) {
+  if (wire_ && wire_->knows(cookie.nic_id)) return import_remote(cookie, endpoint);
   if (endpoint && endpoint->nic_ != this) return Errc::kInvalidArgument;
   const bool counted = endpoint == nullptr;
   std::shared_ptr<PeerNic> peer;
@@ -299,19 +327,9 @@ Result<Aperture> Nic::import(const RdmaCookie& cookie, const Endpoint* endpoint)
     return e;
   };
   const NicView& pv = peer->view;
-  if (cookie.region >= pv.max_regions) return fail(Errc::kForgedCookie);
+  if (Errc e = check_cookie(pv, cookie); e != Errc::kOk) return fail(e);
   RegionSlot* slot = pv.region(cookie.region);
   const uint64_t want = region_state(cookie.generation, kRegionLive);
-  // Residency is not the importer's concern: its writes wait for it.
-  uint64_t before = without_residency(slot->state.load(std::memory_order_acquire));
-  if (slot->secret[0] != cookie.secret[0] || slot->secret[1] != cookie.secret[1]) {
-    // A wrong secret for the current generation is a forgery; for an older
-    // generation we cannot tell forgery from staleness, and say stale.
-    return fail(region_generation(before) == cookie.generation ? Errc::kForgedCookie
-                                                   : cookie_state_error(before, cookie.generation));
-  }
-  if (before != want) return fail(cookie_state_error(before, cookie.generation));
-  if (cookie.length == 0 || cookie.length > slot->length) return fail(Errc::kForgedCookie);
 
   auto mem = SharedMemory::open_peer(cookie.pid, slot->fd,
                                      region_memfd_name(cookie.nic_id, cookie.region,

@@ -23,6 +23,8 @@
 #include "clan_emul/nic_layout.hpp"
 #include "clan_emul/shared_memory.hpp"
 #include "clan_emul/wait_mode.hpp"
+#include "clan_emul/wire/wire.hpp"
+#include "clan_emul/wire/wire_config.hpp"
 
 namespace clan {
 
@@ -72,6 +74,10 @@ struct NicConfig {
   Replacement replacement = Replacement::kRandom;
   // The emulated cost of one re-mapping, spent by the re-mapping thread.
   std::chrono::nanoseconds remap_cost = std::chrono::microseconds(20);
+  // The remote wire to NICs of other hosts (wire/wire.hpp): off unless
+  // `wire.listen` names an address of this host. CLAN_WIRE_LISTEN and
+  // CLAN_WIRE_PROVIDER set it when the config leaves it empty.
+  WireConfig wire;
 };
 // The longest spin budget accepted (CLAN_SPIN_NS, -ORBclanSpinNs): a spin of
 // more than a second is a mistake, not a tuning.
@@ -85,7 +91,7 @@ struct PeerNic {
   int32_t pid = 0;
 };
 
-class Nic {
+class Nic final : private wire::WireOwner {
  public:
   static Result<std::unique_ptr<Nic>> open(NicConfig config);
   ~Nic();
@@ -106,6 +112,15 @@ class Nic {
   // asks for residency and goes on; such an aperture does not count against
   // max_imports (its mapping is the endpoint's, held by its frame).
   Result<Aperture> import(const RdmaCookie& cookie, const Endpoint* endpoint = nullptr);
+  // Where NICs of other hosts reach this one ("host:port"); empty without a wire.
+  std::string wire_address() const;
+  // The wire, or nullptr.
+  wire::Wire* wire() const { return wire_.get(); }
+  // Connects the wire to NIC `nic_id` of another host, listening at
+  // `address`: from then on its cookies import as apertures over the wire
+  // (checked by that NIC first). kInvalidArgument without a wire;
+  // kRefused, kTimeout with words. Idempotent while the link is up.
+  Errc connect_wire(uint64_t nic_id, const std::string& address, Deadline deadline);
   // A new endpoint; resident at once if a frame is free.
   Result<Endpoint> create_endpoint();
   // Arms a tripwire on the word at `offset` of a region this NIC exported.
@@ -143,6 +158,14 @@ class Nic {
   // When the last aperture into a peer NIC goes: its entry in peers_ goes too,
   // so that peers long gone leave nothing behind.
   void forget_peer(uint64_t nic_id);
+  // The wire's side (nic_wire.cpp).
+  Errc open_wire();
+  Result<Aperture> import_remote(const RdmaCookie& cookie, const Endpoint* endpoint);
+  Result<Admitted> admit_remote_import(const RdmaCookie& cookie) override;
+  void remote_write_landed(uint32_t region, size_t offset, size_t length) override;
+  void close_wire_registration(uint32_t region) {
+    if (wire_) wire_->close_registration(region);
+  }
   static std::string region_memfd_name(uint64_t nic_id, uint32_t index, uint32_t generation);
   const NicView& view() const { return view_; }
 
@@ -161,7 +184,15 @@ class Nic {
   std::mutex resident_start_mu_;
   std::unique_ptr<ResidentSet> resident_owner_;
   std::atomic<ResidentSet*> resident_{nullptr};
+  // Each exported region's memory in this process, by slot (under mu_):
+  // where the wire delivers writes from other hosts.
+  std::vector<std::byte*> region_base_;
+  std::unique_ptr<wire::Wire> wire_;  // last member: closed first
 };
+
+// Checks a cookie against the region table of the NIC it names (`v`):
+// kOk, or kForgedCookie, kStaleCookie, kRevokedCookie.
+Errc check_cookie(const NicView& v, const RdmaCookie& cookie);
 
 // Random bits for ids and secrets (getrandom).
 uint64_t random_u64();

@@ -24,6 +24,8 @@ void Region::revoke() {
   if (!nic_) return;
   RegionSlot* slot = nic_->view().region(index_);
   store_region_state(slot->state, cookie_.generation, kRegionRevoked);
+  // Writers on other hosts: their registration closes with it.
+  nic_->close_wire_registration(index_);
   // Writers held for its endpoint's residency find the revocation at once.
   if (const uint32_t ep = slot->endpoint.load(std::memory_order_acquire); ep != 0) {
     wake_held_writers(nic_->view(), ep - 1);

@@ -151,6 +151,12 @@ constexpr uint64_t woken_grace_ns(uint64_t budget) {
   return grace < budget ? grace : budget;
 }
 
+// What a spinning waiter calls on every turn while some NIC of the process
+// has a wire (wire/wire.hpp): libfabric delivers a remote write only while
+// someone reads its completion queue, and a waiter that reads it itself
+// sees the write without waiting for the wire's thread to wake.
+inline std::atomic<void (*)()> spin_progress_hook{nullptr};
+
 // Spins until ready() (true), or until the budget, the deadline or the
 // producer's state (adaptive) says to stop (false).
 template <class Ready>
@@ -161,6 +167,7 @@ bool spin_for(Ready& ready, const WaitPolicy& policy, uint64_t budget, Deadline 
   bool load_checked = false;
   for (uint32_t n = 1;; ++n) {
     cpu_relax();
+    if (void (*progress)() = spin_progress_hook.load(std::memory_order_relaxed)) progress();
     if (ready()) return true;
     if ((n & 63) != 0) continue;
     if (deadline.expired()) return false;

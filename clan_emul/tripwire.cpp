@@ -20,6 +20,20 @@ void fire_tripwire(const NicView& view, TripwireSlot* slot, bool producer) {
   if (q != 0) EventQueue::post(view, q - 1, slot->source.load(std::memory_order_relaxed));
 }
 
+void fire_region_tripwires(const NicView& v, const RegionSlot* slot, uint32_t region, size_t offset, size_t len,
+                           bool producer) {
+  const uint32_t tag = region + 1;
+  uint32_t i = slot->tw_head.load(std::memory_order_acquire);
+  for (uint32_t steps = 0; i != 0 && i <= v.max_tripwires && steps < v.max_tripwires; ++steps) {
+    TripwireSlot* t = v.tripwire(i - 1);
+    if (t->region.load(std::memory_order_acquire) == tag) {
+      uint64_t o = t->offset.load(std::memory_order_relaxed);
+      if (o < offset + len && offset < o + 8) fire_tripwire(v, t, producer);
+    }
+    i = t->next.load(std::memory_order_acquire);
+  }
+}
+
 Tripwire::Tripwire(Tripwire&& o) noexcept { *this = std::move(o); }
 
 Tripwire& Tripwire::operator=(Tripwire&& o) noexcept {

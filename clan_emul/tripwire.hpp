@@ -22,6 +22,12 @@ class Nic;
 // `producer`: the firing thread is the one its waiters wait for (a network
 // write), not a local poke, which must not name itself the producer.
 void fire_tripwire(const NicView& view, TripwireSlot* slot, bool producer = true);
+// Fires every tripwire of region `region` (its slot `slot`) whose word
+// [offset, offset+len) overlaps: the CAM lookup of a network write. The
+// list may live in a peer's memory: the walk is bounded and every index
+// checked.
+void fire_region_tripwires(const NicView& view, const RegionSlot* slot, uint32_t region, size_t offset,
+                           size_t len, bool producer = true);
 
 class Tripwire {
  public:

@@ -1,0 +1,138 @@
+// The wire's insides (wire.hpp is the interface): the libfabric objects,
+// the links, the registrations, and the Boost.Asio loop that makes
+// progress. One concern per file: wire_engine.cpp (opening and closing),
+// wire_progress.cpp (the loop, completions and connection events),
+// wire_links.cpp (connecting and accepting), wire_registry.cpp (cookies
+// checked, regions registered, writes delivered).
+#pragma once
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "clan_emul/wire/wire.hpp"
+
+namespace clan::wire {
+
+// A region registered for writes from other hosts.
+struct Registration {
+  uint32_t generation = 0;
+  uint64_t key = 0;
+  fid_mr* mr = nullptr;
+  std::byte* shadow = nullptr;  // what the provider writes (mmap'd)
+  std::byte* base = nullptr;    // the region itself
+  size_t length = 0;
+};
+
+class WireEngine {
+ public:
+  WireEngine(const WireConfig& config, WireOwner& owner) : config_(config), owner_(owner) {}
+  ~WireEngine();
+  Errc open();
+
+  // wire_links.cpp
+  Result<std::shared_ptr<WireLink>> link_to(uint64_t nic_id, const std::string& address, Deadline deadline);
+  bool knows(uint64_t nic_id) const;
+  Errc validate_import(WireLink& link, const RdmaCookie& cookie, Deadline deadline);
+  // wire_registry.cpp
+  void close_registration(uint32_t region);
+  // wire_progress.cpp
+  void poll();
+  void progress();
+
+  WireConfig config_;
+  WireOwner& owner_;
+  std::string address_;
+  size_t inject_size_ = 0;
+  fi_info* info_ = nullptr;  // the listening address's
+  fid_fabric* fabric_ = nullptr;
+  fid_domain* domain_ = nullptr;
+  fid_eq* eq_ = nullptr;
+  fid_cq* cq_ = nullptr;
+  fid_pep* pep_ = nullptr;
+
+  // Links by id (every one, both sides), and the connecting side's by peer NIC.
+  mutable std::mutex links_mu_;
+  std::map<uint64_t, std::shared_ptr<WireLink>> links_;
+  std::map<uint64_t, std::shared_ptr<WireLink>> by_nic_;
+  std::map<uint64_t, std::string> addresses_;  // where each peer NIC was reached
+  uint64_t next_link_ = 1;
+  std::condition_variable link_cv_;  // a link changed state
+
+  // Import checks this NIC is waiting for, by request number.
+  std::mutex requests_mu_;
+  std::condition_variable requests_cv_;
+  std::map<uint64_t, std::optional<Errc>> requests_;
+  uint64_t next_request_ = 1;
+
+  // Serializes reading the completion queue and delivering writes, and the
+  // registrations (closed under it, so no delivery copies from a freed shadow).
+  std::mutex progress_mu_;
+  std::map<uint32_t, Registration> registrations_;
+
+  std::atomic<uint64_t> links_accepted_{0}, links_broken_{0}, notices_dropped_{0}, messages_dropped_{0};
+
+  // The progress loop.
+  boost::asio::io_context io_;
+  boost::asio::posix::stream_descriptor cq_watch_{io_};
+  boost::asio::posix::stream_descriptor eq_watch_{io_};
+  boost::asio::steady_timer sweep_{io_};
+  std::thread thread_;
+
+ private:
+  // wire_engine.cpp
+  Errc open_fabric();
+  Errc open_queues();
+  Errc listen();
+  Errc watch(fid* queue, boost::asio::posix::stream_descriptor& watch, const char* what);
+  void close_all();
+  // wire_progress.cpp
+ public:
+  void start_loop();
+  void arm_cq();
+  void arm_eq();
+  void arm_sweep();
+  void drain_cq();
+  void drain_eq();
+  void on_completion(const fi_cq_data_entry& e);
+  void on_completion_error();
+  void on_receive(uint64_t context, size_t len);
+  void on_connection_event(uint32_t event, const fi_eq_cm_entry& entry);
+  void on_connection_error();
+  // wire_links.cpp
+  std::shared_ptr<WireLink> link_by_id(uint64_t id) const;
+  Errc make_endpoint(WireLink& link, fi_info* info);
+  void accept(fi_info* info);
+  void link_down(uint64_t id, Errc reason);
+  // wire_registry.cpp
+  void on_import_request(WireLink& link, uint64_t request, const RdmaCookie& cookie);
+  void on_import_reply(uint64_t request, Errc status);
+  Errc register_region(const RdmaCookie& cookie, const WireOwner::Admitted& admitted);
+  void deliver(uint64_t notice);
+  void release(Registration& r);
+};
+
+// A completion's context: the link's id and what was posted (a receive
+// slot, or a write).
+inline constexpr uint64_t kWriteContext = 0xff;
+inline void* make_context(uint64_t link, uint64_t what) {
+  return reinterpret_cast<void*>(static_cast<uintptr_t>((link << 8) | what));
+}
+inline uint64_t context_link(void* c) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(c)) >> 8; }
+inline uint64_t context_what(void* c) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(c)) & 0xff; }
+
+}  // namespace clan::wire

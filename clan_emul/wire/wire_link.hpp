@@ -1,0 +1,74 @@
+// One connection of the wire: a libfabric FI_EP_MSG endpoint to one NIC of
+// another host. The connecting side writes through it (its apertures into
+// that NIC) and asks it to check cookies; the accepting side answers.
+// Writes on one endpoint land in order (FI_ORDER_WAW, and sends after
+// writes: FI_ORDER_SAW), as CLAN delivers them (paper 000 sect. 2).
+// A link that goes down stays down: the violating or vanished peer breaks
+// only its own link, and the next import makes a new one.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "clan_emul/deadline.hpp"
+#include "clan_emul/error.hpp"
+#include "clan_emul/wire/staging_ring.hpp"
+
+struct fid_ep;
+
+namespace clan::wire {
+
+class WireEngine;
+
+class WireLink {
+ public:
+  enum class State : uint8_t { kConnecting, kUp, kDown };
+  static constexpr size_t kReceiveSlots = 16;
+  static constexpr size_t kReceiveBytes = 128;
+
+  WireLink(WireEngine& wire, uint64_t id, uint64_t peer_nic, size_t staging_bytes, size_t inject_size);
+  ~WireLink();
+  WireLink(const WireLink&) = delete;
+  WireLink& operator=(const WireLink&) = delete;
+
+  uint64_t id() const { return id_; }
+  uint64_t peer_nic() const { return peer_nic_; }
+  State state() const { return state_.load(std::memory_order_acquire); }
+  // Why the link is down (kOk while it is not).
+  Errc down_reason() const { return down_reason_.load(std::memory_order_acquire); }
+
+  // Writes [src, src+len) at `offset` of the target's registration `key`,
+  // telling the target's NIC which region it wrote (write_notice.hpp).
+  // Nothing is written if the link cannot take the first part before
+  // `hold`: kTimeout. kClosed (with words) once the link is down.
+  Errc write(uint64_t key, uint32_t region, uint64_t offset, const void* src, size_t len, Deadline hold);
+  // A control message (wire_message.hpp), sent after every write before it.
+  Errc send(const void* msg, size_t len);
+
+ private:
+  friend class WireEngine;
+  Errc post_chunk(uint64_t key, uint32_t region, uint64_t offset, const std::byte* src, size_t len,
+                  Deadline hold, std::unique_lock<std::mutex>& lock);
+  Errc post_receive(size_t slot);
+  void set_up();
+  void set_down(Errc reason);
+  void close_endpoint();  // under mu_
+  std::byte* receive_buffer(size_t slot) { return receive_.data() + slot * kReceiveBytes; }
+
+  WireEngine& wire_;
+  const uint64_t id_;
+  const uint64_t peer_nic_;
+  const size_t inject_size_;
+  std::atomic<State> state_{State::kConnecting};
+  std::atomic<Errc> down_reason_{Errc::kOk};
+  std::mutex mu_;  // posts go out in the order their writers took it
+  fid_ep* ep_ = nullptr;
+  StagingRing staging_;
+  std::vector<std::byte> receive_;
+};
+
+}  // namespace clan::wire

@@ -1,0 +1,173 @@
+// The wire's progress: a Boost.Asio io_context on the wire's own thread
+// watches the completion queue's and the event queue's wait descriptors,
+// and a timer reads both now and then whatever the descriptors say. A
+// thread spinning for the fabric reads the completion queue too (poll), so
+// one that waits for a remote write sees it without a wake-up; whoever
+// holds progress_mu_ handles what it reads.
+#include <rdma/fi_errno.h>
+
+#include <boost/asio/post.hpp>
+#include <chrono>
+
+#include "clan_emul/wire/wire_engine.hpp"
+#include "clan_emul/wire/wire_message.hpp"
+
+namespace clan::wire {
+namespace {
+
+constexpr auto kSweepEvery = std::chrono::milliseconds(100);
+constexpr size_t kBatch = 16;
+
+}  // namespace
+
+void WireEngine::start_loop() {
+  arm_cq();
+  arm_eq();
+  arm_sweep();
+  thread_ = std::thread([this] { io_.run(); });
+}
+
+// fi_trywait before blocking: it fails while the queue holds entries that
+// the descriptor would not announce again.
+void WireEngine::arm_cq() {
+  fid* queues[] = {&cq_->fid};
+  if (fi_trywait(fabric_, queues, 1) != FI_SUCCESS) {
+    progress();
+    boost::asio::post(io_, [this] { arm_cq(); });
+    return;
+  }
+  cq_watch_.async_wait(boost::asio::posix::stream_descriptor::wait_read, [this](boost::system::error_code ec) {
+    if (ec) return;
+    progress();
+    arm_cq();
+  });
+}
+
+void WireEngine::arm_eq() {
+  fid* queues[] = {&eq_->fid};
+  if (fi_trywait(fabric_, queues, 1) != FI_SUCCESS) {
+    drain_eq();
+    boost::asio::post(io_, [this] { arm_eq(); });
+    return;
+  }
+  eq_watch_.async_wait(boost::asio::posix::stream_descriptor::wait_read, [this](boost::system::error_code ec) {
+    if (ec) return;
+    drain_eq();
+    arm_eq();
+  });
+}
+
+void WireEngine::arm_sweep() {
+  sweep_.expires_after(kSweepEvery);
+  sweep_.async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    progress();
+    drain_eq();
+    arm_sweep();
+  });
+}
+
+void WireEngine::progress() {
+  std::lock_guard lock(progress_mu_);
+  drain_cq();
+}
+
+void WireEngine::poll() {
+  std::unique_lock lock(progress_mu_, std::try_to_lock);
+  if (lock.owns_lock()) drain_cq();
+}
+
+void WireEngine::drain_cq() {
+  fi_cq_data_entry entries[kBatch];
+  for (;;) {
+    const ssize_t n = fi_cq_read(cq_, entries, kBatch);
+    if (n == -FI_EAVAIL) {
+      on_completion_error();
+      continue;
+    }
+    if (n <= 0) return;
+    for (ssize_t i = 0; i < n; ++i) on_completion(entries[i]);
+    if (static_cast<size_t>(n) < kBatch) return;
+  }
+}
+
+void WireEngine::on_completion(const fi_cq_data_entry& e) {
+  if (e.flags & FI_REMOTE_CQ_DATA) {
+    deliver(e.data);
+  } else if (e.flags & FI_RECV) {
+    on_receive(reinterpret_cast<uint64_t>(e.op_context), e.len);
+  } else if (e.flags & FI_WRITE) {
+    if (auto link = link_by_id(context_link(e.op_context))) link->staging_.completed();
+  }
+}
+
+void WireEngine::on_completion_error() {
+  fi_cq_err_entry err{};
+  if (fi_cq_readerr(cq_, &err, 0) != 1) return;
+  auto link = link_by_id(context_link(err.op_context));
+  if (!link) return;
+  if (context_what(err.op_context) == kWriteContext) link->staging_.completed();
+  // A canceled receive or a failed write: the link is going or gone.
+  link_down(link->id(), err.err == FI_ECANCELED ? Errc::kClosed : Errc::kCorrupt);
+}
+
+void WireEngine::on_receive(uint64_t context, size_t len) {
+  void* c = reinterpret_cast<void*>(context);
+  auto link = link_by_id(context_link(c));
+  const uint64_t slot = context_what(c);
+  if (!link || slot >= WireLink::kReceiveSlots) return;
+  auto m = decode_wire_message(link->receive_buffer(slot), len);
+  if (!m) {
+    messages_dropped_.fetch_add(1, std::memory_order_relaxed);
+  } else if (m->op == WireOp::kImportRequest) {
+    on_import_request(*link, m->request, m->cookie);
+  } else {
+    on_import_reply(m->request, m->status);
+  }
+  std::lock_guard lock(link->mu_);
+  (void)link->post_receive(slot);
+}
+
+void WireEngine::drain_eq() {
+  for (;;) {
+    uint32_t event = 0;
+    fi_eq_cm_entry entry{};
+    const ssize_t n = fi_eq_read(eq_, &event, &entry, sizeof entry, 0);
+    if (n == -FI_EAVAIL) {
+      on_connection_error();
+      continue;
+    }
+    if (n < 0) return;
+    on_connection_event(event, entry);
+  }
+}
+
+void WireEngine::on_connection_event(uint32_t event, const fi_eq_cm_entry& entry) {
+  switch (event) {
+    case FI_CONNREQ:
+      accept(entry.info);
+      fi_freeinfo(entry.info);
+      return;
+    case FI_CONNECTED:
+      if (auto link = link_by_id(context_link(entry.fid->context))) {
+        link->set_up();
+        std::lock_guard lock(links_mu_);
+        link_cv_.notify_all();
+      }
+      return;
+    case FI_SHUTDOWN:
+      link_down(context_link(entry.fid->context), Errc::kClosed);
+      return;
+    default:
+      return;
+  }
+}
+
+void WireEngine::on_connection_error() {
+  fi_eq_err_entry err{};
+  if (fi_eq_readerr(eq_, &err, 0) < 0) return;
+  if (err.fid == nullptr || err.fid == &pep_->fid) return;
+  link_down(context_link(err.fid->context), err.err == FI_ECONNREFUSED ? Errc::kRefused : Errc::kClosed);
+}
+
+}  // namespace clan::wire
