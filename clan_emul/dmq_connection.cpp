@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "clan_emul/nic.hpp"
+#include "clan_emul/nic_locator.hpp"
 #include "clan_emul/oob_listener.hpp"
 #include "clan_emul/oob_manager.hpp"
 
@@ -11,7 +12,8 @@ namespace clan {
 namespace {
 
 // What each side tells the other: the ring it receives into (geometry and
-// cookie) and the word its sender takes read pointers in.
+// cookie), the word its sender takes read pointers in, and where the NIC
+// those cookies belong to is (its host and wire).
 struct Hello {
   uint32_t magic;
   uint32_t version;
@@ -19,9 +21,10 @@ struct Hello {
   uint64_t max_message;
   RdmaCookie ring;
   RdmaCookie read_pointer;
+  NicLocator nic;
 };
 constexpr uint32_t kHelloMagic = 0x444d5143;  // "DMQC"
-constexpr uint32_t kHelloVersion = 1;
+constexpr uint32_t kHelloVersion = 2;
 // A peer may not make us map more than this for its ring.
 constexpr uint64_t kMaxPeerRing = uint64_t{1} << 30;
 
@@ -42,6 +45,7 @@ Result<std::unique_ptr<DmqConnection>> DmqConnection::make(Nic& nic, const DmqCo
   // The sender's geometry is the peer's; it is replaced in attach().
   auto tx = DmqSender::create(nic, rx_config, endpoint);
   if (!tx) return tx.error();
+  c->nic_ = &nic;
   c->rx_ = std::move(rx.value());
   c->tx_ = std::move(tx.value());
   return c;
@@ -49,13 +53,13 @@ Result<std::unique_ptr<DmqConnection>> DmqConnection::make(Nic& nic, const DmqCo
 
 std::vector<std::byte> DmqConnection::hello() const {
   Hello h{kHelloMagic, kHelloVersion, rx_->config().ring_bytes, rx_->config().max_message,
-          rx_->cookie(), tx_->cookie()};
+          rx_->cookie(), tx_->cookie(), locate(*nic_)};
   std::vector<std::byte> blob(sizeof h);
   std::memcpy(blob.data(), &h, sizeof h);
   return blob;
 }
 
-Errc DmqConnection::attach(const std::vector<std::byte>& peer_hello) {
+Errc DmqConnection::attach(const std::vector<std::byte>& peer_hello, Deadline deadline) {
   Hello h;
   if (peer_hello.size() != sizeof h) return Errc::kCorrupt;
   std::memcpy(&h, peer_hello.data(), sizeof h);
@@ -64,6 +68,8 @@ Errc DmqConnection::attach(const std::vector<std::byte>& peer_hello) {
       peer.ring_bytes > kMaxPeerRing) {
     return Errc::kCorrupt;
   }
+  if (h.ring.nic_id != h.nic.nic_id || h.read_pointer.nic_id != h.nic.nic_id) return Errc::kCorrupt;
+  if (Errc e = reach(*nic_, h.nic, deadline); e != Errc::kOk) return e;
   if (Errc e = tx_->attach(h.ring, peer); e != Errc::kOk) return e;
   return rx_->attach(h.read_pointer);
 }
@@ -93,7 +99,7 @@ Result<std::unique_ptr<DmqConnection>> DmqConnection::connect(Nic& nic, OobManag
   auto conn = oob.connect(node, port, (*c)->hello(), deadline);
   if (!conn) return conn.error();
   (*c)->oob_ = std::move(conn.value());
-  if (Errc e = (*c)->attach((*c)->oob_->peer_blob()); e != Errc::kOk) {
+  if (Errc e = (*c)->attach((*c)->oob_->peer_blob(), deadline); e != Errc::kOk) {
     (*c)->oob_->disconnect();
     return e;
   }
@@ -110,7 +116,7 @@ Result<std::unique_ptr<DmqConnection>> DmqConnection::accept(Nic& nic, OobReques
     request.reject();
     return c.error();
   }
-  if (Errc e = (*c)->attach(request.peer_blob()); e != Errc::kOk) {
+  if (Errc e = (*c)->attach(request.peer_blob(), Deadline::after(nic.config().wire.setup_timeout)); e != Errc::kOk) {
     request.reject();
     return e;
   }

@@ -59,11 +59,12 @@ class DmqConnection {
                                                      EventQueue* events, uint64_t user,
                                                      const Endpoint* endpoint);
   std::vector<std::byte> hello() const;
-  Errc attach(const std::vector<std::byte>& peer_hello);
+  Errc attach(const std::vector<std::byte>& peer_hello, Deadline deadline);
   void watch();
 
   // Declared first, so released last: its regions and apertures go before it.
   Endpoint own_endpoint_;
+  Nic* nic_ = nullptr;
   std::unique_ptr<DmqSender> tx_;
   std::unique_ptr<DmqReceiver> rx_;
   std::shared_ptr<OobConnection> oob_;

@@ -1,0 +1,47 @@
+#include "clan_emul/host_identity.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace clan {
+
+BootId read_boot_id() {
+  BootId id{};
+  FILE* f = std::fopen("/proc/sys/kernel/random/boot_id", "re");
+  if (!f) return id;
+  char buf[64] = {};
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  size_t out = 0;
+  int half = -1;
+  for (size_t i = 0; i < n && out < id.size(); ++i) {
+    const char c = buf[i];
+    const int v = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
+    if (v < 0) continue;
+    if (half < 0) {
+      half = v;
+    } else {
+      id[out++] = static_cast<uint8_t>(half << 4 | v);
+      half = -1;
+    }
+  }
+  if (out != id.size()) id = {};
+  return id;
+}
+
+uint64_t read_pid_ns() {
+  struct stat st {};
+  if (::stat("/proc/self/ns/pid", &st) != 0) return 0;
+  return static_cast<uint64_t>(st.st_ino);
+}
+
+bool HostIdentity::same_host(const HostIdentity& other) const {
+  const bool known = std::any_of(boot_id.begin(), boot_id.end(), [](uint8_t b) { return b != 0; });
+  return known && pid_ns != 0 && boot_id == other.boot_id && pid_ns == other.pid_ns;
+}
+
+HostIdentity this_host() { return HostIdentity{read_boot_id(), read_pid_ns()}; }
+
+}  // namespace clan

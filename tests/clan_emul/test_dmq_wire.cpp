@@ -1,0 +1,99 @@
+// A DMQ connection between NICs of different hosts: the handshake tells
+// each side where the other's NIC is, each links its wire to the other's,
+// and the queues run over the wire (clan_emul/wire/). The server runs in a
+// forked child posing as another host (tests/support/other_host.hpp).
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "clan_emul/dmq_connection.hpp"
+#include "clan_emul/error_detail.hpp"
+#include "clan_emul/host_identity.hpp"
+#include "clan_emul/nic.hpp"
+#include "clan_emul/oob_listener.hpp"
+#include "clan_emul/oob_manager.hpp"
+#include "support/child_process.hpp"
+#include "support/oob_runtime.hpp"
+#include "support/other_host.hpp"
+#include "tests/clan_emul/wire_pair.hpp"
+
+using namespace clan;
+using namespace std::chrono_literals;
+
+namespace {
+
+DmqConfig ring() {
+  DmqConfig c;
+  c.ring_bytes = 64 * 1024;
+  c.max_message = 16 * 1024;
+  return c;
+}
+
+// The other host: echoes every message until the peer closes.
+int echo_server(const test::RuntimeDir& dir, test::Pipe& ready) {
+  const HostIdentity parent = this_host();
+  if (int e = test::become_other_host(); e != 0) return e;
+  if (this_host().same_host(parent)) return 9;
+  auto nic = Nic::open(test::wire_nic_config("server"));
+  auto oob = OobManager::start(test::oob_config(dir, "server"));
+  if (!nic || !oob) return 10;
+  auto listener = (*oob)->listen(7);
+  if (!listener) return 11;
+  ready.put('r');
+  auto req = (*listener)->next_request(Deadline::after(20s));
+  if (!req) return 12;
+  auto conn = DmqConnection::accept(**nic, *req, ring());
+  if (!conn) {
+    // A client without a wire on another host: refused, and the words say why.
+    const bool said_why = error_message(conn.error()).find("no wire") != std::string::npos;
+    return conn.error() == Errc::kRefused && said_why ? 30 : 13;
+  }
+  DmqConnection& c = **conn;
+  for (;;) {
+    auto m = c.rx().receive(Deadline::after(20s));
+    if (!m) return m.error() == Errc::kClosed ? 0 : 20;
+    std::string s(reinterpret_cast<const char*>(m->data), m->size);
+    c.rx().release();
+    if (c.tx().send(s.data(), s.size(), Deadline::after(20s)) != Errc::kOk) return 21;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a DMQ connection between hosts runs over the wire", "[wire][dmq_connection][multiprocess]") {
+  test::RuntimeDir dir;
+  test::Pipe ready;
+  test::ChildProcess server([&] { return echo_server(dir, ready); });
+  char token;
+  REQUIRE(ready.get(token));
+  auto nic = std::move(Nic::open(test::wire_nic_config("client")).value());
+  auto oob = std::move(OobManager::start(test::oob_config(dir, "client")).value());
+  auto conn = DmqConnection::connect(*nic, *oob, "server", 7, ring(), Deadline::after(20s));
+  REQUIRE(conn.ok());
+  DmqConnection& c = *conn.value();
+  for (int i = 0; i < 2000; ++i) {
+    std::string msg = "message " + std::to_string(i) + std::string((i * 37) % 12000, 'x');
+    REQUIRE(c.tx().send(msg.data(), msg.size(), Deadline::after(20s)) == Errc::kOk);
+    auto m = c.rx().receive(Deadline::after(20s));
+    REQUIRE(m.ok());
+    REQUIRE(std::string(reinterpret_cast<const char*>(m->data), m->size) == msg);
+    c.rx().release();
+  }
+  CHECK(nic->wire()->stats().registrations == 2);  // our ring and read-pointer word
+  REQUIRE(c.close() == Errc::kOk);
+  CHECK(server.wait(20s) == 0);
+}
+
+TEST_CASE("a NIC without a wire cannot reach a peer on another host, and says so", "[wire][dmq_connection][multiprocess]") {
+  test::RuntimeDir dir;
+  test::Pipe ready;
+  test::ChildProcess server([&] { return echo_server(dir, ready); });
+  char token;
+  REQUIRE(ready.get(token));
+  auto nic = std::move(Nic::open(NicConfig{}).value());
+  auto oob = std::move(OobManager::start(test::oob_config(dir, "client")).value());
+  auto conn = DmqConnection::connect(*nic, *oob, "server", 7, ring(), Deadline::after(20s));
+  REQUIRE(!conn.ok());
+  CHECK(conn.error() == Errc::kRefused);
+  CHECK(server.wait(20s) == 30);
+}
