@@ -92,6 +92,7 @@ std::vector<std::byte> hello_of(Vi* vi, const Conn& c, const Address& local) {
   h.tq_slots = c.tq_rx->slots();
   h.ck_slots = c.ck_rx->slots();
   h.block = c.block.cookie();
+  h.nic = clan::locate(*vi->nic->nic);
   std::vector<std::byte> blob(sizeof h);
   std::memcpy(blob.data(), &h, sizeof h);
   // The receive descriptors posted so far, as far as they fit.
@@ -125,8 +126,12 @@ Errc attach(Vi* vi, Conn& c, const std::vector<std::byte>& blob) {
     return Errc::kCorrupt;
   }
   const wire::BlockLayout l = wire::block_layout(h.ck_slots, h.tq_slots);
-  if (h.block.length < l.bytes) return Errc::kCorrupt;
-  auto peer = vi->nic->nic->import(h.block, &c.endpoint);
+  if (h.block.length < l.bytes || h.block.nic_id != h.nic.nic_id) return Errc::kCorrupt;
+  clan::Nic& nic = *vi->nic->nic;
+  if (Errc e = clan::reach(nic, h.nic, clan::Deadline::after(nic.config().wire.setup_timeout)); e != Errc::kOk) {
+    return e;
+  }
+  auto peer = nic.import(h.block, &c.endpoint);
   if (!peer) return peer.error();
   c.peer_block = std::move(peer.value());
   if (Errc e = c.ck_tx->attach(c.peer_block, l.ck_ring, h.ck_slots); e != Errc::kOk) return e;

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "clan_emul/cookie.hpp"
+#include "clan_emul/nic_locator.hpp"
 
 namespace via::wire {
 
@@ -26,9 +27,11 @@ struct Hello {
   // This side's channel block (see block_layout): everything the peer
   // writes for this VI, at the offsets block_layout(ck_slots, tq_slots) gives.
   clan::RdmaCookie block;
+  // Where this side's NIC is: a peer on another host links its wire to it.
+  clan::NicLocator nic;
 };
 constexpr uint32_t kHelloMagic = 0x56495043;  // "VIPC"
-constexpr uint16_t kVersion = 4;  // 4: one channel block per VI
+constexpr uint16_t kVersion = 5;  // 5: the NIC's locator
 constexpr uint16_t kHello = 0;
 constexpr uint16_t kReject = 1;
 constexpr uint32_t kRdmaWrite = 1;

@@ -93,6 +93,7 @@ struct RawPeer {
     h.tq_slots = 512;
     h.ck_slots = 512;
     h.block = block.cookie();
+    h.nic = clan::locate(*nic);
     std::vector<std::byte> blob(sizeof h);
     std::memcpy(blob.data(), &h, sizeof h);
     AcceptOne accept(server, svi, "srv", "d0");
