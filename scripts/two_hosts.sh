@@ -139,7 +139,10 @@ make_link() {  # make_link PREFIX N
 }
 
 # A host's persistent mount and UTS namespaces, entered from its network
-# namespace: private /tmp and /dev/shm, its boot id and host name.
+# namespace: private /tmp and /dev/shm, its boot id and host name. Its copies
+# of the namespace files bound on the real host (ip netns, other hosts) are
+# unmounted, so that a host holds no other namespace alive: removed hosts go
+# at once, whatever other hosts exist.
 make_identity() {  # make_identity PREFIX a|b
   local d=$(dir_of "$1") h=$2
   cat /proc/sys/kernel/random/uuid >"$d/boot_id-$h"
@@ -147,6 +150,7 @@ make_identity() {  # make_identity PREFIX a|b
   nsenter --net="/run/netns/$(netns_of "$1" "$h")" \
     unshare --mount="$d/mnt-$h" --uts="$d/uts-$h" --propagation private \
     /bin/sh -ec '
+      findmnt -rn -t nsfs -o TARGET | while read -r m; do umount "$m" || umount -l "$m"; done
       mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /tmp
       mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm
       mount --bind "$1" "$3"

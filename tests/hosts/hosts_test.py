@@ -215,8 +215,9 @@ def leftovers(prefix):
 
 
 def second_prefix(h):
-    """Hosts of another prefix: their own subnet, boot ids and /tmp; `down`
-    removes all of them and is harmless a second time."""
+    """Hosts of another prefix: their own subnet, boot ids and /tmp, and no
+    namespace files of other hosts held alive; `down` removes all of them
+    and is harmless a second time."""
     other = Hosts(h.script, h.prefix + "-2")
     run([h.script, "down", other.prefix])
     run([h.script, "up", other.prefix])
@@ -230,6 +231,8 @@ def second_prefix(h):
         seen = other.run("A", ["ls", name], expect=None)
         h.run("A", ["rm", "-f", name])
         check(seen != name, f"{name}, made in {h.prefix}'s A, exists in {other.prefix}'s A")
+        held = other.run("B", ["findmnt", "-rn", "-t", "nsfs", "-o", "TARGET"], expect=None)
+        check(held == "", f"{other.prefix}'s B holds namespace files: {held}")
     finally:
         run([h.script, "down", other.prefix])
     left = leftovers(other.prefix)
