@@ -173,7 +173,8 @@ up() {
   mount --make-private "$d"
   echo "$n" >"$d/subnet"
   # Whatever fails from here leaves nothing behind, and says what failed.
-  trap 'rc=$? what=$BASH_COMMAND; trap - ERR; teardown "$p"; cannot "setting up prefix $p failed at: $what (status $rc)"' ERR
+  trap 'rc=$? what=$BASH_COMMAND; trap - ERR; teardown "$p"
+        cannot "setting up prefix $p failed at: $what (status $rc)"' ERR
   local h
   for h in a b; do
     ip netns add "$(netns_of "$p" $h)"
@@ -191,7 +192,8 @@ summary() {  # one line per host
   local p=$1 d h
   d=$(dir_of "$p")
   for h in a b; do
-    echo "host ${h^^} ($p): netns $(netns_of "$p" $h), address $(address_of "$p" $h), boot id $(cat "$d/boot_id-$h"), hostname $p-$h"
+    echo "host ${h^^} ($p): netns $(netns_of "$p" $h), address $(address_of "$p" $h)," \
+      "boot id $(cat "$d/boot_id-$h"), hostname $p-$h"
   done
 }
 

@@ -29,7 +29,6 @@ import datetime
 import json
 import os
 import platform
-import signal
 import subprocess
 import sys
 import time
@@ -37,10 +36,12 @@ import time
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from comparison.config import CROSS_HOST_DEFAULT_TRANSPORTS, CROSS_HOST_TRANSPORTS, CROSS_HOST_WIRES, MODES  # noqa: E402
+from comparison.config import (CROSS_HOST_DEFAULT_TRANSPORTS, CROSS_HOST_TRANSPORTS, CROSS_HOST_WIRES,  # noqa: E402
+                               MODES)
 from comparison.cross_host_context import HostsContext  # noqa: E402
 from comparison.cross_host_sections import CrossEcho, CrossRate, WireBench  # noqa: E402
 from comparison.fmt import log  # noqa: E402
+from comparison.guarded import run_guarded  # noqa: E402
 from comparison.hosts import HostsUnavailable, TwoHosts  # noqa: E402
 from comparison.report import failures_markdown  # noqa: E402
 
@@ -58,7 +59,11 @@ class Runner:
         ctx = self.ctx
         ctx.check()
         log(f"[hosts] making two hosts (prefix {self.hosts.prefix})")
-        log(self.hosts.up())
+        try:
+            log(self.hosts.up())
+        except HostsUnavailable as e:
+            log(str(e))
+            raise SystemExit(2)
         ctx.results["hosts"] = dict(prefix=self.hosts.prefix, A=self.hosts.addr("A"), B=self.hosts.addr("B"))
         t0 = time.monotonic()
         self.wire.run()
@@ -143,29 +148,7 @@ def parse_args():
 
 
 def main():
-    args = parse_args()
-
-    def on_term(signum, _frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGHUP, on_term)
-    runner = Runner(args)
-    try:
-        runner.run()
-    except HostsUnavailable as e:
-        print(e, file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        log("interrupted: killing child processes, removing the hosts")
-        return 130
-    finally:
-        runner.cleanup()
-    if runner.ctx.failures:
-        log(f"{len(runner.ctx.failures)} failure(s): see the Failures section")
-        return 1
-    return 0
+    return run_guarded(Runner(parse_args()))
 
 
 if __name__ == "__main__":
