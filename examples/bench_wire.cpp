@@ -17,7 +17,6 @@
 // stdout and progress to stderr; --out DIR gets wire_latency.csv,
 // wire_bandwidth.csv and wire.json. The exit status is non-zero only when
 // something failed.
-#include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -80,20 +79,20 @@ int client_main(int argc, char** argv) {
   ClientOptions o;
   o.wires = {0};
   if (argc < 3 || !wire_bench::parse_host_port(argv[2], o.server)) usage(argv[0]);
-  bool rt = false, mib = false;
+  bool rt = false, mib = false, alt = false;
   for (int i = 3; i < argc; ++i) {
     const std::string a = argv[i];
     if (bench::take_common_option(argc, argv, i, o.common, usage)) continue;
     if (a == "--wires" && i + 1 < argc) o.wires = parse_wires(argv[++i], argv[0]);
     else if (a == "--roundtrips") o.roundtrips = static_cast<uint64_t>(number(argc, argv, i, 1)), rt = true;
-    else if (a == "--alternations") o.alternations = static_cast<int>(number(argc, argv, i, 1));
+    else if (a == "--alternations") o.alternations = static_cast<int>(number(argc, argv, i, 1)), alt = true;
     else if (a == "--stream-mib") o.stream_bytes = static_cast<uint64_t>(number(argc, argv, i, 1)) << 20, mib = true;
     else usage(argv[0]);
   }
   if (o.common.quick) {
     if (!rt) o.roundtrips = 2000;
     if (!mib) o.stream_bytes = 64ull << 20;
-    o.alternations = std::min(o.alternations, 2);
+    if (!alt) o.alternations = 2;
   }
   return wire_bench::run_client(o);
 }

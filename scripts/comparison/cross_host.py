@@ -116,7 +116,7 @@ class Runner:
 
     def cleanup(self):
         self.ctx.cleanup()
-        if self.hosts.unavailable:
+        if not self.hosts.attempted or self.hosts.unavailable:
             return
         why = self.hosts.down()
         if why:

@@ -16,6 +16,7 @@ class TwoHosts:
     def __init__(self, prefix):
         self.prefix = prefix
         self.addresses = {}
+        self.attempted = False  # up was called: down has something to remove
         self.unavailable = False  # up failed: the script has removed what it made
 
     def _run(self, *args):
@@ -23,6 +24,7 @@ class TwoHosts:
                               stdin=subprocess.DEVNULL, timeout=120)
 
     def up(self):
+        self.attempted = True
         p = self._run("up", self.prefix)
         if p.returncode != 0:
             self.unavailable = True
