@@ -36,7 +36,7 @@ readonly LINK=hostlink
 readonly BOOT_ID=/proc/sys/kernel/random/boot_id
 
 usage() {
-  sed -n '4,8s/^# \{0,1\}//p' "$0" >&2
+  sed -n '4,9s/^# \{0,1\}//p' "$0" >&2
   exit 2
 }
 
