@@ -29,13 +29,12 @@ transport joins by adding a line to TRANSPORTS in scripts/comparison/config.py.
 """
 
 import argparse
-import signal
 import sys
 import time
 
 from comparison.config import DEFAULT_TRANSPORTS, MODES, TRANSPORTS
 from comparison.echo import NullEcho
-from comparison.fmt import log
+from comparison.guarded import run_guarded
 from comparison.idle import IdleCpu
 from comparison.loss import Loss
 from comparison.processes import Context
@@ -73,6 +72,9 @@ class Runner:
         self.targets.run()
         write_outputs(ctx, meta, self.echo_sections + self.own_sections, self.targets)
 
+    def cleanup(self):
+        self.ctx.cleanup()
+
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -87,27 +89,7 @@ def parse_args():
 
 
 def main():
-    args = parse_args()
-
-    def on_term(signum, _frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    # Ctrl-C even when started in the background by a shell that ignores SIGINT.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGHUP, on_term)
-    runner = Runner(args)
-    try:
-        runner.run()
-    except KeyboardInterrupt:
-        log("interrupted: killing child processes")
-        return 130
-    finally:
-        runner.ctx.cleanup()
-    if runner.ctx.failures:
-        log(f"{len(runner.ctx.failures)} failure(s): see the Failures section")
-        return 1
-    return 0
+    return run_guarded(Runner(parse_args()))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,17 @@ TRANSPORTS = {
 }
 DEFAULT_TRANSPORTS = "tcp,unix,clan,otp,via"
 
+# Across two hosts (scripts/comparison/cross_host.py): name -> server endpoint
+# options, given the address of the server's host. A transport joins the
+# cross-host section by a line here; a wire joins bench_wire's rows by its
+# name in CROSS_HOST_WIRES.
+CROSS_HOST_TRANSPORTS = {
+    "tcp": lambda addr: ["-ORBendPoint", f"giop:tcp:{addr}:0"],
+}
+CROSS_HOST_DEFAULT_TRANSPORTS = "tcp"
+CROSS_HOST_WIRES = "tcp"
+CROSS_HOST_PROGRAMS = ("echo_server", "echo_client", "rate_client", "bench_wire")
+
 # Server threading modes.
 MODES = {
     "tpc": ("thread per connection", ["-ORBthreadPerConnectionPolicy", "1"]),

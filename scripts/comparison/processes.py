@@ -108,7 +108,7 @@ class Server:
         self.ctx = ctx
         self.transport, self.mode, self.tag = transport, mode, tag
         self.err_path = os.path.join(ctx.tmp, tag + ".err")
-        self.cmd = [ctx.exe(prog)] + TRANSPORTS[transport](ctx.tmp, tag) + MODES[mode][1] + list(extra)
+        self.cmd = ctx.server_cmd(prog, transport, mode, tag, extra)
         self.stderr = open(self.err_path, "w")
         self.proc = ctx.children.popen(self.cmd, stdout=subprocess.PIPE, stderr=self.stderr,
                                        stdin=subprocess.DEVNULL)
@@ -238,8 +238,17 @@ class Context:
         log(f"FAILED {what} ({transport}): {detail}")
         self.failures.append(dict(what=what, transport=transport, detail=detail))
 
+    def server_cmd(self, prog, transport, mode, tag, extra=()):
+        """A server's command line: one endpoint of `transport`, threading `mode`."""
+        return [self.exe(prog)] + TRANSPORTS[transport](self.tmp, tag) + MODES[mode][1] + list(extra)
+
+    def client_cmd(self, cmd):
+        """A client's command line as run (a context that runs clients elsewhere wraps it)."""
+        return cmd
+
     def run_raw(self, cmd, timeout, what, transport):
         """Runs a client; (returncode, stdout, stderr), or None if it timed out (a failure)."""
+        cmd = self.client_cmd(cmd)
         p = self.children.popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
         try:
             out, err = p.communicate(timeout=timeout)
