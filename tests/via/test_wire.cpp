@@ -83,7 +83,8 @@ TEST_CASE("VIs on two hosts exchange messages over the wire", "[via][wire][multi
     REQUIRE(r->CS.Length == msg.size());
     REQUIRE(std::memcmp(n.buffer(0), msg.data(), msg.size()) == 0);
     REQUIRE(VipSendWait(vi, 20000, &r) == VIP_SUCCESS);
-    REQUIRE(VipPostRecv(vi, n.make(0, 8192), n.mh) == VIP_SUCCESS);
+    // After the last echo the peer disconnects: nothing more to receive.
+    if (i + 1 < kMessages) REQUIRE(VipPostRecv(vi, n.make(0, 8192), n.mh) == VIP_SUCCESS);
   }
   CHECK(child.wait() == 0);
 }
