@@ -44,7 +44,11 @@ class Client {
   bool mode(clan::WaitMode m);
   bool ping_block(uint32_t size, std::vector<uint64_t>& samples);
   double stream_block();  // bytes per second, 0 on failure
-  void quit() { (void)side_.ring(bell(Op::kQuit, 0, ++seq_)); }
+  // The server answers before it ends, so the bell is not lost with the link.
+  void quit() {
+    const uint64_t b = bell(Op::kQuit, 0, ++seq_);
+    if (side_.ring(b)) (void)side_.await_bell(b, clan::Deadline::after(std::chrono::seconds(5)));
+  }
 
  private:
   bool exchange(uint64_t b) { return side_.ring(b) && side_.await_bell(b); }

@@ -58,8 +58,7 @@ uint64_t Side::next_bell(uint64_t last) const {
   return word(kBellAt);
 }
 
-bool Side::await_bell(uint64_t value) const {
-  const auto deadline = clan::Deadline::after(kPeerPatience);
+bool Side::await_bell(uint64_t value, clan::Deadline deadline) const {
   return bell_.wait([&] { return word(kBellAt) == value; }, deadline) == clan::Errc::kOk;
 }
 

@@ -41,7 +41,7 @@ class Side {
   // new bell, or 0 if the other side was silent for kPeerPatience.
   uint64_t next_bell(uint64_t last) const;
   // Waits until the bell reads `value`: false on silence.
-  bool await_bell(uint64_t value) const;
+  bool await_bell(uint64_t value, clan::Deadline deadline = clan::Deadline::after(kPeerPatience)) const;
   // Waits until the counter is at least `value`: false on silence.
   bool await_counter(uint64_t value) const;
 
