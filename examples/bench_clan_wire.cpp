@@ -18,7 +18,7 @@
 // writes it to PATH; the client reads PATH (a shared directory is all two
 // network namespaces need) and tells the server its own over the wire.
 // Options: --modes poll,adaptive,block (default: CLAN_WAIT_MODE, else all
-// three) --sizes 8,64,1024,8192 --roundtrips N --rounds N --chunks N
+// three) --sizes 8,64,1024,8192 (0: the bell alone) --roundtrips N --rounds N --chunks N
 // --chunk-bytes N --quick --spin-ns N --out DIR. Tables go to stdout
 // (Markdown), progress to stderr; --out DIR gets clan_wire_pingpong.csv,
 // clan_wire_stream.csv and clan_wire.json.
@@ -78,7 +78,7 @@ void take_sizes(const std::string& list, Options& o, const char* argv0) {
   o.client.sizes.clear();
   for (const auto& word : split(list)) {
     const long v = std::strtol(word.c_str(), nullptr, 10);
-    if (v < 8 || static_cast<size_t>(v) > kMaxMessage) usage(argv0);
+    if (v < 0 || static_cast<size_t>(v) > kMaxMessage) usage(argv0);
     o.client.sizes.push_back(static_cast<uint32_t>(v));
   }
 }

@@ -23,7 +23,7 @@ constexpr size_t kRegionBytes = kRingAt + kRingSlots * kMaxChunk;
 
 enum class Op : uint8_t {
   kHello = 1,   // the client's Hello is at kHelloAt: link back and ring its bell
-  kPing = 2,    // echo `size` bytes at kMessageAt, then the same bell
+  kPing = 2,    // echo `size` bytes at kMessageAt (none: the bell alone), then the same bell
   kMode = 3,    // wait in mode `size` (WaitMode) from now on; ring back
   kStream = 4,  // consume `size` chunks counted at kCounterAt, crediting each
   kQuit = 5,    // ring back and end

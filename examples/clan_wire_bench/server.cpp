@@ -33,7 +33,7 @@ bool answer(Side& s, uint64_t b, uint64_t& consumed, bool& quit) {
     case Op::kHello:
       return link_back(s) && s.ring(b);
     case Op::kPing:
-      return size <= kMaxMessage && s.put(kMessageAt, s.at(kMessageAt), size) && s.ring(b);
+      return size <= kMaxMessage && (size == 0 || s.put(kMessageAt, s.at(kMessageAt), size)) && s.ring(b);
     case Op::kMode:
       s.set_mode(static_cast<clan::WaitMode>(size));
       return s.ring(b);
