@@ -84,6 +84,11 @@ TEST_CASE("a peer that never reads its import replies does not make the NIC hoar
   // link, not by the peer's patience.
   const long grown = test::resident_kib() - before;
   INFO("resident KiB grown: " << grown);
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer's quarantine holds freed memory: the figure says nothing.
+  (void)grown;
+#else
   CHECK(grown < kBoundKiB);
+#endif
   CHECK(g.still_works());
 }
