@@ -51,6 +51,23 @@ TEST_CASE("a hostile write with a wrong key ends only its own connection", "[wir
   CHECK(g.still_works());
 }
 
+TEST_CASE("a forged cookie over a raw link is refused and its key opens nothing", "[wire][hostile]") {
+  GoodWriter g;
+  REQUIRE(g.still_works());
+  auto hostile = hostile_to(g);
+  REQUIRE(hostile);
+  RdmaCookie forged = g.pair.region.cookie();
+  forged.secret[1] ^= 0x10;
+  CHECK(hostile->import(forged, Deadline::after(10s)) == Errc::kForgedCookie);
+  CHECK(g.stats().registrations == 1);
+  const uint64_t key = wire::registration_key(forged.secret[0], forged.secret[1], forged.region, forged.generation);
+  const uint64_t junk = 0xf00d;
+  REQUIRE(hostile->write(key, 0, &junk, 8, encode_notice(g.region(), 0, 8)));
+  CHECK(hostile->wait_closed(Deadline::after(10s)));
+  CHECK(g.pair.word(0) != junk);
+  CHECK(g.still_works());
+}
+
 TEST_CASE("a wrong-key write in the middle of a stream stops the stream there", "[wire][hostile]") {
   GoodWriter g;
   auto hostile = hostile_to(g);
