@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "clan_emul/wire/wire.hpp"
+#include "clan_emul/wire/write_notice.hpp"
 
 namespace clan::wire {
 
@@ -122,13 +123,14 @@ class WireEngine {
   void on_import_request(WireLink& link, uint64_t request, const RdmaCookie& cookie);
   void on_import_reply(uint64_t request, Errc status);
   Errc register_region(const RdmaCookie& cookie, const WireOwner::Admitted& admitted);
-  void deliver(uint64_t notice);
+  void deliver(WireLink& link, const WriteNotice& notice);
   void release(Registration& r);
 };
 
 // A completion's context: the link's id and what was posted (a receive
 // slot, or a write).
 inline constexpr uint64_t kWriteContext = 0xff;
+inline constexpr uint64_t kReplyContext = 0xfe;
 inline void* make_context(uint64_t link, uint64_t what) {
   return reinterpret_cast<void*>(static_cast<uintptr_t>((link << 8) | what));
 }

@@ -1,5 +1,5 @@
 // What the wire asks libfabric for: a reliable connected endpoint
-// (FI_EP_MSG) with RMA writes carrying remote CQ data, and sends.
+// (FI_EP_MSG) with RMA writes, and sends ordered after them.
 #pragma once
 
 #include <rdma/fabric.h>
@@ -26,7 +26,6 @@ inline HintsPtr make_hints(const std::string& provider) {
   // Offsets, application-chosen keys, nothing to register locally.
   h->domain_attr->mr_mode = 0;
   h->domain_attr->threading = FI_THREAD_SAFE;
-  h->domain_attr->cq_data_size = 8;
   h->tx_attr->msg_order = FI_ORDER_WAW | FI_ORDER_SAW;
   h->fabric_attr->prov_name = strdup(provider.c_str());
   return h;

@@ -12,6 +12,7 @@
 #include "clan_emul/wire/fi_error.hpp"
 #include "clan_emul/wire/wire.hpp"
 #include "clan_emul/wire/wire_engine.hpp"
+#include "clan_emul/wire/wire_message.hpp"
 #include "clan_emul/wire/write_notice.hpp"
 
 namespace clan::wire {
@@ -52,24 +53,61 @@ Errc WireLink::post_receive(size_t slot) {
 }
 
 Errc WireLink::send(const void* msg, size_t len) {
-  std::lock_guard lock(mu_);
-  if (state() == State::kDown || !ep_) return Errc::kClosed;
+  std::unique_lock lock(mu_);
   for (;;) {
+    if (state() == State::kDown || !ep_) return Errc::kClosed;
     ssize_t r = fi_inject(ep_, msg, len, 0);
     if (r == 0) return Errc::kOk;
     if (r != -FI_EAGAIN) return fi_fail(static_cast<int>(r), "wire: fi_inject (control message)");
-    // Room comes as the provider sends what it queued: make progress.
+    // Room comes as the provider sends what it queued: make progress
+    // (without the lock, which the progress may take to post receives).
+    lock.unlock();
     wire_.poll();
     sched_yield();
+    lock.lock();
   }
+}
+
+Errc WireLink::send_reply(const void* msg, size_t len) {
+  std::lock_guard lock(mu_);
+  if (state() == State::kDown || !ep_) return Errc::kClosed;
+  std::byte* buffer = replies_[next_reply_].data();
+  next_reply_ = (next_reply_ + 1) % kMaxRepliesInFlight;
+  std::memcpy(buffer, msg, std::min(len, kReceiveBytes));
+  // Never waits: called while the progress lock is held. The replies in
+  // flight are bounded (receive_done), so a full queue means a broken link.
+  ssize_t r = fi_send(ep_, buffer, len, nullptr, 0, make_context(id_, kReplyContext));
+  if (r != 0) return fi_fail(static_cast<int>(r), "wire: fi_send (import reply)");
+  ++replies_in_flight_;
+  return Errc::kOk;
+}
+
+void WireLink::reply_done() {
+  std::lock_guard lock(mu_);
+  if (replies_in_flight_ > 0) --replies_in_flight_;
+  while (replies_in_flight_ < kMaxRepliesInFlight && !held_slots_.empty()) {
+    const size_t slot = held_slots_.back();
+    held_slots_.pop_back();
+    (void)post_receive(slot);
+  }
+}
+
+void WireLink::receive_done(size_t slot) {
+  std::lock_guard lock(mu_);
+  if (replies_in_flight_ >= kMaxRepliesInFlight) {
+    held_slots_.push_back(slot);
+    return;
+  }
+  (void)post_receive(slot);
 }
 
 Errc WireLink::write(uint64_t key, uint32_t region, uint64_t offset, const void* src, size_t len, Deadline hold) {
   std::unique_lock lock(mu_);
   const auto* from = static_cast<const std::byte*>(src);
+  const size_t most = std::min(kMaxNoticeLength, staging_.size() / 2);
   size_t done = 0;
   do {
-    const size_t chunk = std::min(len - done, kMaxNoticeLength);
+    const size_t chunk = std::min(len - done, most);
     // Only the first part may time out: once a part is out, the rest follows.
     const Deadline part_hold = done == 0 ? hold : Deadline::never();
     if (Errc e = post_chunk(key, region, offset + done, from + done, chunk, part_hold, lock); e != Errc::kOk) {
@@ -80,24 +118,60 @@ Errc WireLink::write(uint64_t key, uint32_t region, uint64_t offset, const void*
   return Errc::kOk;
 }
 
+// The data as an RMA write, flagged FI_MORE: its notice follows at once,
+// and the provider may send both together.
+ssize_t WireLink::post_write(uint64_t key, uint64_t offset, const std::byte* src, size_t len) {
+  iovec iov{const_cast<std::byte*>(src), len};
+  fi_rma_iov rma{offset, len, key};
+  fi_msg_rma msg{};
+  msg.msg_iov = &iov;
+  msg.iov_count = 1;
+  msg.rma_iov = &rma;
+  msg.rma_iov_count = 1;
+  if (len <= inject_size_) return fi_writemsg(ep_, &msg, FI_INJECT | FI_MORE);
+  std::byte* stage = staging_.reserve(len);
+  if (!stage) return -FI_EAGAIN;
+  std::memcpy(stage, src, len);
+  iov.iov_base = stage;
+  msg.context = make_context(id_, kWriteContext);
+  const ssize_t r = fi_writemsg(ep_, &msg, FI_MORE | FI_COMPLETION);
+  if (r == 0) staging_.commit(len);
+  return r;
+}
+
+// The notice after its write. It must go once the write went, so it is
+// retried without a deadline; the link's own progress frees room for it.
+void WireLink::post_notice(uint32_t region, uint64_t offset, size_t len, std::unique_lock<std::mutex>& lock) {
+  const auto notice = encode_notice_message(encode_notice(region, offset, len));
+  for (;;) {
+    if (!ep_) return;
+    const ssize_t r = fi_inject(ep_, notice.data(), notice.size(), 0);
+    if (r == 0) return;
+    if (r != -FI_EAGAIN) {
+      (void)fi_fail(static_cast<int>(r), "wire: fi_inject (write notice)");
+      set_down(Errc::kClosed);
+      return;
+    }
+    lock.unlock();
+    wire_.poll();
+    sched_yield();
+    lock.lock();
+  }
+}
+
 Errc WireLink::post_chunk(uint64_t key, uint32_t region, uint64_t offset, const std::byte* src, size_t len,
                           Deadline hold, std::unique_lock<std::mutex>& lock) {
-  const uint64_t notice = encode_notice(region, offset, len);
   for (;;) {
     if (state() == State::kDown || !ep_) {
       return set_error(Errc::kClosed, 0, "wire: the connection to NIC %016llx is down: %s",
                        static_cast<unsigned long long>(peer_nic_), to_string(down_reason()));
     }
-    ssize_t r = -FI_EAGAIN;
-    if (len <= inject_size_) {
-      r = fi_inject_writedata(ep_, src, len, notice, 0, offset, key);
-    } else if (std::byte* stage = staging_.reserve(len)) {
-      std::memcpy(stage, src, len);
-      r = fi_writedata(ep_, stage, len, nullptr, notice, 0, offset, key, make_context(id_, kWriteContext));
-      if (r == 0) staging_.commit(len);
+    const ssize_t r = post_write(key, offset, src, len);
+    if (r == 0) {
+      post_notice(region, offset, len, lock);
+      return Errc::kOk;
     }
-    if (r == 0) return Errc::kOk;
-    if (r != -FI_EAGAIN) return fi_fail(static_cast<int>(r), "wire: fi_writedata to NIC %016llx",
+    if (r != -FI_EAGAIN) return fi_fail(static_cast<int>(r), "wire: fi_writemsg to NIC %016llx",
                                         static_cast<unsigned long long>(peer_nic_));
     if (hold.expired()) return Errc::kTimeout;
     lock.unlock();

@@ -7,9 +7,11 @@
 // only its own link, and the next import makes a new one.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -27,8 +29,13 @@ class WireEngine;
 class WireLink {
  public:
   enum class State : uint8_t { kConnecting, kUp, kDown };
-  static constexpr size_t kReceiveSlots = 16;
+  static constexpr size_t kReceiveSlots = 64;
   static constexpr size_t kReceiveBytes = 128;
+  // Import replies in flight on an accepted link: past this, the link's
+  // receives are not posted again until one completes, so a peer that
+  // never reads its replies is held back by the transport's own flow
+  // control instead of making this NIC queue replies for it.
+  static constexpr size_t kMaxRepliesInFlight = 4;
 
   WireLink(WireEngine& wire, uint64_t id, uint64_t peer_nic, size_t staging_bytes, size_t inject_size);
   ~WireLink();
@@ -53,7 +60,16 @@ class WireLink {
   friend class WireEngine;
   Errc post_chunk(uint64_t key, uint32_t region, uint64_t offset, const std::byte* src, size_t len,
                   Deadline hold, std::unique_lock<std::mutex>& lock);
+  ssize_t post_write(uint64_t key, uint64_t offset, const std::byte* src, size_t len);
+  void post_notice(uint32_t region, uint64_t offset, size_t len, std::unique_lock<std::mutex>& lock);
   Errc post_receive(size_t slot);
+  // The accepting side, under the engine's progress lock: an import reply
+  // (fi_send with a completion, from a buffer of the link's), and what
+  // the completion of one gives back.
+  Errc send_reply(const void* msg, size_t len);
+  void reply_done();
+  // A receive slot handled: posted again, or held while replies are many.
+  void receive_done(size_t slot);
   void set_up();
   void set_down(Errc reason);
   void close_endpoint();  // under mu_
@@ -69,6 +85,14 @@ class WireLink {
   fid_ep* ep_ = nullptr;
   StagingRing staging_;
   std::vector<std::byte> receive_;
+  // The accepting side's state, under the engine's progress lock: the
+  // regions (and their generations) this link's peer imported, the only
+  // ones its notices may name; its reply buffers and held receive slots.
+  std::map<uint32_t, uint32_t> imported_;
+  std::array<std::array<std::byte, kReceiveBytes>, kMaxRepliesInFlight> replies_{};
+  size_t replies_in_flight_ = 0;
+  size_t next_reply_ = 0;
+  std::vector<size_t> held_slots_;
 };
 
 }  // namespace clan::wire

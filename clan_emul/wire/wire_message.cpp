@@ -48,4 +48,29 @@ Result<WireMessage> decode_wire_message(const std::byte* data, size_t len) {
   return m;
 }
 
+std::array<std::byte, kNoticeMessageBytes> encode_notice_message(const WriteNotice& n) {
+  std::array<std::byte, kNoticeMessageBytes> out{};
+  std::memcpy(out.data(), &kWireMagic, 4);
+  out[kOpAt] = static_cast<std::byte>(WireOp::kWriteNotice);
+  std::memcpy(out.data() + 8, &n.region, 4);
+  std::memcpy(out.data() + 12, &n.length, 4);
+  std::memcpy(out.data() + 16, &n.offset, 8);
+  return out;
+}
+
+Result<WriteNotice> decode_notice_message(const std::byte* data, size_t len) {
+  if (len != kNoticeMessageBytes) return Errc::kCorrupt;
+  uint32_t magic;
+  std::memcpy(&magic, data, 4);
+  if (magic != kWireMagic || data[kOpAt] != static_cast<std::byte>(WireOp::kWriteNotice)) return Errc::kCorrupt;
+  for (size_t i = 5; i < 8; ++i) {
+    if (data[i] != std::byte{0}) return Errc::kCorrupt;
+  }
+  WriteNotice n;
+  std::memcpy(&n.region, data + 8, 4);
+  std::memcpy(&n.length, data + 12, 4);
+  std::memcpy(&n.offset, data + 16, 8);
+  return n;
+}
+
 }  // namespace clan::wire

@@ -93,11 +93,14 @@ void WireEngine::drain_cq() {
 
 void WireEngine::on_completion(const fi_cq_data_entry& e) {
   if (e.flags & FI_REMOTE_CQ_DATA) {
-    deliver(e.data);
+    // Not the wire's: remote CQ data says nothing of whence it came.
+    notices_dropped_.fetch_add(1, std::memory_order_relaxed);
   } else if (e.flags & FI_RECV) {
     on_receive(reinterpret_cast<uint64_t>(e.op_context), e.len);
   } else if (e.flags & FI_WRITE) {
     if (auto link = link_by_id(context_link(e.op_context))) link->staging_.completed();
+  } else if (e.flags & FI_SEND) {
+    if (auto link = link_by_id(context_link(e.op_context))) link->reply_done();
   }
 }
 
@@ -107,6 +110,7 @@ void WireEngine::on_completion_error() {
   auto link = link_by_id(context_link(err.op_context));
   if (!link) return;
   if (context_what(err.op_context) == kWriteContext) link->staging_.completed();
+  if (context_what(err.op_context) == kReplyContext) link->reply_done();
   // A canceled receive or a failed write: the link is going or gone.
   link_down(link->id(), err.err == FI_ECANCELED ? Errc::kClosed : Errc::kCorrupt);
 }
@@ -116,16 +120,23 @@ void WireEngine::on_receive(uint64_t context, size_t len) {
   auto link = link_by_id(context_link(c));
   const uint64_t slot = context_what(c);
   if (!link || slot >= WireLink::kReceiveSlots) return;
-  auto m = decode_wire_message(link->receive_buffer(slot), len);
-  if (!m) {
+  const std::byte* data = link->receive_buffer(slot);
+  if (len == kNoticeMessageBytes) {
+    if (auto n = decode_notice_message(data, len)) {
+      deliver(*link, n.value());
+    } else {
+      notices_dropped_.fetch_add(1, std::memory_order_relaxed);
+    }
+  } else if (auto m = decode_wire_message(data, len); !m) {
     messages_dropped_.fetch_add(1, std::memory_order_relaxed);
   } else if (m->op == WireOp::kImportRequest) {
     on_import_request(*link, m->request, m->cookie);
-  } else {
+  } else if (m->op == WireOp::kImportReply) {
     on_import_reply(m->request, m->status);
+  } else {
+    messages_dropped_.fetch_add(1, std::memory_order_relaxed);
   }
-  std::lock_guard lock(link->mu_);
-  (void)link->post_receive(slot);
+  link->receive_done(slot);
 }
 
 void WireEngine::drain_eq() {

@@ -46,8 +46,10 @@ void WireEngine::on_import_request(WireLink& link, uint64_t request, const RdmaC
   } else {
     status = register_region(cookie, admitted.value());
   }
+  // Its notices may name this region, at this generation, from now on.
+  if (status == Errc::kOk) link.imported_[cookie.region] = cookie.generation;
   const auto reply = encode_wire_message(WireMessage{WireOp::kImportReply, status, request, {}});
-  (void)link.send(reply.data(), reply.size());
+  if (link.send_reply(reply.data(), reply.size()) != Errc::kOk) link_down(link.id(), Errc::kCorrupt);
 }
 
 void WireEngine::on_import_reply(uint64_t request, Errc status) {
@@ -104,11 +106,14 @@ void WireEngine::close_registration(uint32_t region) {
 }
 
 // Called with progress_mu_ held. The notice comes from another host: its
-// region, offset and length are checked against the registration.
-void WireEngine::deliver(uint64_t notice) {
-  const WriteNotice n = decode_notice(notice);
+// region must be one its link imported, at the registration's generation,
+// and its offset and length within the registration.
+void WireEngine::deliver(WireLink& link, const WriteNotice& n) {
   auto it = registrations_.find(n.region);
-  if (it == registrations_.end() || n.offset > it->second.length || n.length > it->second.length - n.offset) {
+  auto imported = link.imported_.find(n.region);
+  if (it == registrations_.end() || imported == link.imported_.end() ||
+      imported->second != it->second.generation || n.offset > it->second.length ||
+      n.length > it->second.length - n.offset) {
     notices_dropped_.fetch_add(1, std::memory_order_relaxed);
     return;
   }

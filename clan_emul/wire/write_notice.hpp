@@ -1,11 +1,13 @@
-// The 64 bits of remote CQ data that every wire write carries
-// (fi_writedata): which region of the target NIC it wrote, where and how
-// much, so that the target's NIC logic can deliver it and fire the
-// tripwires it touched (paper 000 sect. 2.3), as a local writer does.
-// Region 16 bits, offset 32 bits, length 16 bits: larger writes go as
-// several, and only regions of the first 65536 slots and first 4 GiB are
-// written over the wire. The target checks all three against what it
-// registered, since they come from another host.
+// What follows every wire write on the same ordered endpoint (a send after
+// the writes: FI_ORDER_SAW): which region of the target NIC it wrote,
+// where and how much, so that the target's NIC logic delivers the write
+// and fires the tripwires it touched (paper 000 sect. 2.3), as a local
+// writer does. It travels as a message, not as remote CQ data: a
+// message's completion names the receive it landed in, and so the link it
+// came over, which lets the target refuse a notice for a region that link
+// never imported (remote CQ data arrives with nothing that says whence).
+// The target checks region, offset and length, since they come from
+// another host.
 #pragma once
 
 #include <cstddef>
@@ -13,23 +15,20 @@
 
 namespace clan::wire {
 
-inline constexpr size_t kMaxNoticeLength = 0xffff;
+// One write goes as parts of at most this many bytes, each with its notice.
+inline constexpr size_t kMaxNoticeLength = size_t{1} << 20;
+// Regions of the first 65536 slots and first 4 GiB are written over the wire.
 inline constexpr uint64_t kMaxWireRegion = 0xffff;
 inline constexpr uint64_t kMaxWireRegionBytes = uint64_t{1} << 32;
 
 struct WriteNotice {
-  uint32_t region;
-  uint32_t offset;
-  uint32_t length;
+  uint32_t region = 0;
+  uint32_t length = 0;
+  uint64_t offset = 0;
 };
 
-constexpr uint64_t encode_notice(uint32_t region, uint64_t offset, size_t length) {
-  return (uint64_t{region} << 48) | (offset << 16) | length;
-}
-
-constexpr WriteNotice decode_notice(uint64_t data) {
-  return WriteNotice{static_cast<uint32_t>(data >> 48), static_cast<uint32_t>(data >> 16),
-                     static_cast<uint32_t>(data & 0xffff)};
+constexpr WriteNotice encode_notice(uint32_t region, uint64_t offset, size_t length) {
+  return WriteNotice{region, static_cast<uint32_t>(length), offset};
 }
 
 // The registration key a cookie's holder writes with: the cookie's secret

@@ -132,23 +132,26 @@ std::optional<Errc> RawFiPeer::import(const RdmaCookie& cookie, Deadline deadlin
   return std::nullopt;
 }
 
-bool RawFiPeer::write(uint64_t key, uint64_t offset, const void* src, size_t len, uint64_t notice) {
-  for (int tries = 0; tries < 100000 && ep_; ++tries) {
+bool RawFiPeer::write(uint64_t key, uint64_t offset, const void* src, size_t len,
+                      const wire::WriteNotice& notice) {
+  bool written = false;
+  for (int tries = 0; tries < 100000 && ep_ && !written; ++tries) {
     ssize_t r;
     if (len <= info_->tx_attr->inject_size) {
-      r = fi_inject_writedata(ep_, src, len, notice, 0, offset, key);
+      r = fi_inject_write(ep_, src, len, 0, offset, key);
     } else {
       if (staged_.size() <= writes_posted_) staged_.emplace_back(static_cast<const std::byte*>(src),
                                                                  static_cast<const std::byte*>(src) + len);
-      r = fi_writedata(ep_, staged_.back().data(), len, nullptr, notice, 0, offset, key,
-                       reinterpret_cast<void*>(kWriteTag));
+      r = fi_write(ep_, staged_.back().data(), len, nullptr, 0, offset, key, reinterpret_cast<void*>(kWriteTag));
       if (r == 0) ++writes_posted_;
     }
-    if (r == 0) return true;
-    if (r != -FI_EAGAIN) return false;
-    progress();
+    if (r == 0) written = true;
+    else if (r != -FI_EAGAIN) return false;
+    else progress();
   }
-  return false;
+  if (!written) return false;
+  const auto message = wire::encode_notice_message(notice);
+  return send_bytes(message.data(), message.size());
 }
 
 void RawFiPeer::progress() {

@@ -21,6 +21,7 @@
 #include "clan_emul/cookie.hpp"
 #include "clan_emul/deadline.hpp"
 #include "clan_emul/wire/wire_message.hpp"
+#include "clan_emul/wire/write_notice.hpp"
 
 namespace clan::test {
 
@@ -38,9 +39,10 @@ class RawFiPeer {
   bool send_message(const wire::WireMessage& m);
   // Asks the NIC to check `cookie` and waits for its reply's status.
   std::optional<Errc> import(const RdmaCookie& cookie, Deadline deadline);
-  // One RMA write of [src, src+len) at `offset` under `key`, carrying
-  // `notice` as remote CQ data; false if the provider refuses to post it.
-  bool write(uint64_t key, uint64_t offset, const void* src, size_t len, uint64_t notice);
+  // One RMA write of [src, src+len) at `offset` under `key`, then
+  // `notice` as the wire's notice message; false if the provider refuses
+  // to post either.
+  bool write(uint64_t key, uint64_t offset, const void* src, size_t len, const wire::WriteNotice& notice);
   // Makes progress until the NIC has ended this connection (a shutdown
   // event or a failed completion): false at the deadline.
   bool wait_closed(Deadline deadline);

@@ -100,12 +100,12 @@ TEST_CASE("notices beyond the key's registration are dropped, nothing delivered"
   const uint32_t region = g.region();
   // Each write lands in the shadow (the key and range are right); its
   // notice is wrong: another region, an offset or length beyond the end.
-  const std::array<uint64_t, 6> notices = {
+  const std::array<wire::WriteNotice, 6> notices = {
       encode_notice(other.cookie().region, 64, 8), encode_notice(0xfff0, 64, 8),
       encode_notice(region, size, 8),              encode_notice(region, size - 4, 8),
       encode_notice(region, 64, wire::kMaxNoticeLength), encode_notice(region, 0xffff'fff0, 0x20),
   };
-  for (uint64_t notice : notices) REQUIRE(hostile->write(g.key(), 64, &value, 8, notice));
+  for (const wire::WriteNotice& notice : notices) REQUIRE(hostile->write(g.key(), 64, &value, 8, notice));
   // A good write after them on the same link: once it lands, they were all seen.
   REQUIRE(hostile->write(g.key(), 128, &value, 8, encode_notice(region, 128, 8)));
   REQUIRE(eventually([&] { return g.pair.word(128) == value; }));
