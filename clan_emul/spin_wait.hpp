@@ -156,6 +156,9 @@ constexpr uint64_t woken_grace_ns(uint64_t budget) {
 // someone reads its completion queue, and a waiter that reads it itself
 // sees the write without waiting for the wire's thread to wake.
 inline std::atomic<void (*)()> spin_progress_hook{nullptr};
+// What a waiter calls before it sleeps while a wire is open: the wire's
+// thread, which stands down while waiters spin, watches its queue again.
+inline std::atomic<void (*)()> spin_sleep_hook{nullptr};
 
 // Spins until ready() (true), or until the budget, the deadline or the
 // producer's state (adaptive) says to stop (false).
@@ -214,6 +217,7 @@ Errc announce_and_sleep(Ready& ready, std::atomic<uint32_t>& sleepers, Sleep& sl
       return Errc::kOk;
     }
     runner_asleep();
+    if (void (*before_sleep)() = spin_sleep_hook.load(std::memory_order_relaxed)) before_sleep();
     const bool woke = sleep.block(deadline);
     runner_running();
     sleepers.fetch_sub(1, std::memory_order_seq_cst);

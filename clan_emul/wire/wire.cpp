@@ -25,13 +25,17 @@ void register_wire(WireEngine* e) {
   std::lock_guard lock(open_mu);
   open_wires().push_back(e);
   spin_progress_hook.store(&poll_open_wires, std::memory_order_release);
+  spin_sleep_hook.store(&kick_open_wires, std::memory_order_release);
 }
 
 void unregister_wire(WireEngine* e) {
   std::lock_guard lock(open_mu);
   auto& wires = open_wires();
   wires.erase(std::remove(wires.begin(), wires.end(), e), wires.end());
-  if (wires.empty()) spin_progress_hook.store(nullptr, std::memory_order_release);
+  if (wires.empty()) {
+    spin_progress_hook.store(nullptr, std::memory_order_release);
+    spin_sleep_hook.store(nullptr, std::memory_order_release);
+  }
 }
 
 }  // namespace
@@ -40,6 +44,11 @@ void poll_open_wires() {
   std::unique_lock lock(open_mu, std::try_to_lock);
   if (!lock.owns_lock()) return;
   for (WireEngine* e : open_wires()) e->poll();
+}
+
+void kick_open_wires() {
+  std::lock_guard lock(open_mu);
+  for (WireEngine* e : open_wires()) e->kick();
 }
 
 Result<std::unique_ptr<Wire>> Wire::open(const WireConfig& config, WireOwner& owner) {

@@ -103,5 +103,8 @@ class Wire {
 // The progress hook a spinning waiter calls (spin_wait.hpp): polls every
 // open wire of the process. Registered while any wire is open.
 void poll_open_wires();
+// The hook a waiter calls before it sleeps: the wires' threads, standing
+// down while waiters spun, watch their queues again.
+void kick_open_wires();
 
 }  // namespace clan::wire

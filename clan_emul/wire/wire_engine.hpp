@@ -54,6 +54,8 @@ class WireEngine {
   // wire_progress.cpp
   void poll();
   void progress();
+  // A waiter is about to sleep: the wire's thread watches the queue again.
+  void kick();
 
   WireConfig config_;
   WireOwner& owner_;
@@ -92,7 +94,17 @@ class WireEngine {
   boost::asio::posix::stream_descriptor cq_watch_{io_};
   boost::asio::posix::stream_descriptor eq_watch_{io_};
   boost::asio::steady_timer sweep_{io_};
+  boost::asio::steady_timer standby_{io_};
   std::thread thread_;
+  // While threads spin on the fabric they read the queue themselves, and
+  // the wire's thread stands down (standby_) instead of waking for every
+  // message. last_spin_ns_: when one last did; standing_down_: whether the
+  // thread is standing down (a waiter that goes to sleep then calls kick).
+  std::atomic<uint64_t> last_spin_ns_{0};
+  std::atomic<bool> standing_down_{false};
+  // The io thread's own: whether it watches the descriptor or stands by.
+  bool cq_watched_ = false;
+  bool in_standby_ = false;
 
  private:
   // wire_engine.cpp
@@ -105,6 +117,8 @@ class WireEngine {
  public:
   void start_loop();
   void arm_cq();
+  void stand_by();
+  void progress_unless_busy();
   void arm_eq();
   void arm_sweep();
   void drain_cq();

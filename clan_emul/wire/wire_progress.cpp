@@ -6,6 +6,7 @@
 // holds progress_mu_ handles what it reads.
 #include <rdma/fi_errno.h>
 
+#include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 #include <chrono>
 
@@ -16,6 +17,10 @@ namespace clan::wire {
 namespace {
 
 constexpr auto kSweepEvery = std::chrono::milliseconds(100);
+// How long after a waiter last read the queue the wire's thread still
+// leaves the queue to waiters (and looks again).
+constexpr auto kStandBy = std::chrono::microseconds(200);
+constexpr uint64_t kStandByNs = 200'000;
 constexpr size_t kBatch = 16;
 
 }  // namespace
@@ -27,20 +32,58 @@ void WireEngine::start_loop() {
   thread_ = std::thread([this] { io_.run(); });
 }
 
-// fi_trywait before blocking: it fails while the queue holds entries that
-// the descriptor would not announce again.
+// One watcher at a time: the descriptor, or the stand-by timer while
+// waiters spin. fi_trywait before blocking: it fails while the queue holds
+// entries that the descriptor would not announce again.
 void WireEngine::arm_cq() {
+  if (cq_watched_ || in_standby_) return;
+  if (now_ns() - last_spin_ns_.load(std::memory_order_relaxed) < kStandByNs) {
+    stand_by();
+    return;
+  }
   fid* queues[] = {&cq_->fid};
   if (fi_trywait(fabric_, queues, 1) != FI_SUCCESS) {
-    progress();
+    progress_unless_busy();
     boost::asio::post(io_, [this] { arm_cq(); });
     return;
   }
+  cq_watched_ = true;
   cq_watch_.async_wait(boost::asio::posix::stream_descriptor::wait_read, [this](boost::system::error_code ec) {
+    cq_watched_ = false;
     if (ec) return;
-    progress();
+    progress_unless_busy();
     arm_cq();
   });
+}
+
+// Waiters are spinning, and reading the queue as they do: waking for
+// every message would only take a CPU from them. A waiter that goes to
+// sleep cancels the stand-by (kick), and the thread watches again.
+void WireEngine::stand_by() {
+  in_standby_ = true;
+  standing_down_.store(true, std::memory_order_release);
+  standby_.expires_after(kStandBy);
+  standby_.async_wait([this](boost::system::error_code ec) {
+    in_standby_ = false;
+    standing_down_.store(false, std::memory_order_release);
+    if (ec && ec != boost::asio::error::operation_aborted) return;
+    if (!ec) progress_unless_busy();
+    arm_cq();
+  });
+}
+
+void WireEngine::kick() {
+  if (!standing_down_.exchange(false, std::memory_order_acq_rel)) return;
+  last_spin_ns_.store(0, std::memory_order_relaxed);
+  boost::asio::post(io_, [this] {
+    if (in_standby_) standby_.cancel();
+  });
+}
+
+// The wire's thread leaves the queue to a waiter that is reading it.
+void WireEngine::progress_unless_busy() {
+  std::unique_lock lock(progress_mu_, std::try_to_lock);
+  if (lock.owns_lock()) drain_cq();
 }
 
 void WireEngine::arm_eq() {
@@ -61,7 +104,7 @@ void WireEngine::arm_sweep() {
   sweep_.expires_after(kSweepEvery);
   sweep_.async_wait([this](boost::system::error_code ec) {
     if (ec) return;
-    progress();
+    progress_unless_busy();
     drain_eq();
     arm_sweep();
   });
@@ -73,6 +116,11 @@ void WireEngine::progress() {
 }
 
 void WireEngine::poll() {
+  const uint64_t now = now_ns();
+  // Written only when it moves on, so spinners do not pass the line around.
+  if (now - last_spin_ns_.load(std::memory_order_relaxed) > kStandByNs / 4) {
+    last_spin_ns_.store(now, std::memory_order_relaxed);
+  }
   std::unique_lock lock(progress_mu_, std::try_to_lock);
   if (lock.owns_lock()) drain_cq();
 }
