@@ -99,8 +99,22 @@ class Nic;
 class OobManager;
 class OobRequest;
 
-// DatagramConfig (mtu, ring_bytes, faults, delay line) plus flow control. A
-// plain DatagramConfig converts implicitly (window kDefaultWindow).
+namespace wire {
+class UdpChannel;
+}
+
+// What a link's frames travel over: the shared-memory DMQ of one host, or
+// libfabric's udp provider (wire/udp_channel.hpp), which reaches a peer on
+// another host. Both ends must choose the same.
+enum class DatagramChannel : uint8_t { kSharedMemory, kUdp };
+
+constexpr const char* to_string(DatagramChannel c) {
+  return c == DatagramChannel::kUdp ? "udp" : "shared memory";
+}
+
+// DatagramConfig (mtu, ring_bytes, faults, delay line) plus flow control and
+// the channel. A plain DatagramConfig converts implicitly (window
+// kDefaultWindow, shared memory).
 struct DatagramLinkConfig : DatagramConfig {
   static constexpr size_t kDefaultWindow = 16;  // fits the default 256 KiB ring at mtu 9180
   size_t window = kDefaultWindow;  // credits per direction; 0 = no flow control
@@ -111,6 +125,12 @@ struct DatagramLinkConfig : DatagramConfig {
   // third of its time). A needless probe costs two frames.
   std::chrono::microseconds probe_after{100};
   std::chrono::microseconds probe_max{64000};   // backoff ceiling between probes
+  DatagramChannel channel = DatagramChannel::kSharedMemory;
+  // udp only: the numeric local address to bind (the peer sends there; it
+  // learns it in the handshake) and the port (0: any free one). The mtu
+  // must leave the frame within one UDP datagram: at most kMaxUdpMtu.
+  std::string udp_address = "127.0.0.1";
+  uint16_t udp_port = 0;
 
   DatagramLinkConfig() = default;
   DatagramLinkConfig(const DatagramConfig& c, size_t w = kDefaultWindow)  // NOLINT: implicit
@@ -136,6 +156,7 @@ struct DatagramLinkStats {
   uint64_t probes_lost = 0;        // of ours, as for acks
   uint64_t ring_full_stalls = 0;   // data sends that found the peer's ring (or delay line) full
   uint64_t malformed = 0;          // good-CRC frames with an unknown type or bad size, discarded
+  uint64_t reordered = 0;          // data frames numbered below the next expected (late), discarded
   uint64_t max_queued = 0;         // most data datagrams ever held in the local queue
 };
 
@@ -148,6 +169,9 @@ class DatagramLink {
   // ring must hold on top of W data frames.
   static constexpr size_t kLinkHeader = 16;
   static constexpr size_t kControlReserve = 64;
+  // The largest config.mtu over udp: a frame (its 16-byte header and mtu
+  // bytes) fills at most one 1472-byte UDP datagram; mtu() is 16 less.
+  static constexpr size_t kMaxUdpMtu = 1472 - dgram::kFrameHeader;
 
   // Ring bytes W maximal data frames plus the control reserve take (what
   // connect() checks config.ring_bytes against; 0 for window 0).
@@ -226,8 +250,14 @@ class DatagramLink {
   // Set-up (datagram_link.cpp), and the link's state under rx_mu_.
   static Result<std::unique_ptr<DatagramLink>> make(Nic& nic, const Config& config,
                                                     EventQueue* events, uint64_t user);
+  static Errc check_config(const Config& config);
+  // The two directions over the chosen channel (datagram_link_channel.cpp).
+  Errc open_shared_memory(Nic& nic, EventQueue* events, uint64_t user);
+  Errc open_udp(Nic& nic);
+  // The handshake blob, ours and the peer's (datagram_link_hello.cpp).
   std::vector<std::byte> hello() const;
   Errc attach(const std::vector<std::byte>& peer_hello);
+  Errc attach_udp(const std::vector<std::byte>& peer_hello);
   void watch();
   // The first fatal error sticks; under rx_mu_.
   Errc fail_locked(Errc e) {
@@ -267,6 +297,7 @@ class DatagramLink {
   Endpoint endpoint_;
   std::unique_ptr<DatagramSender> tx_;
   std::unique_ptr<DatagramReceiver> rx_;
+  std::shared_ptr<wire::UdpChannel> udp_;  // over udp: the channel tx_ and rx_ share
   EventQueue* own_events_ = nullptr;  // connect()'s queue, with a source we added
   uint32_t own_source_ = 0;
 
@@ -292,7 +323,7 @@ class DatagramLink {
   DatagramReceiverStats rx_stats_;
   uint64_t data_received_ = 0, data_bytes_received_ = 0, data_lost_ = 0, max_queued_ = 0;
   uint64_t acks_received_ = 0, probes_received_ = 0, malformed_ = 0, credit_piggybacked_ = 0,
-      credit_piggybacks_sent_ = 0;
+      credit_piggybacks_sent_ = 0, reordered_ = 0;
   std::atomic<uint64_t> credit_stalls_{0}, acks_sent_{0}, acks_lost_{0}, probes_sent_{0},
       probes_lost_{0}, ring_full_stalls_{0}, data_bytes_sent_{0};
 
