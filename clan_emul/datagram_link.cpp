@@ -28,6 +28,11 @@ Result<std::unique_ptr<DatagramLink>> DatagramLink::make(Nic& nic, const Config&
     if (!src) return src.error();
     l->own_events_ = l->events_ = events;
     l->own_source_ = l->event_source_ = src.value();
+    // Over udp arrivals are posted by the channel's notifier, as the ring's
+    // tripwire posts them over shared memory.
+    if (l->udp_) {
+      if (Errc n = l->rx_->notify_to(events, l->own_source_); n != Errc::kOk) return n;
+    }
   }
   return l;
 }
@@ -94,14 +99,19 @@ DatagramLink::~DatagramLink() {
   // The OOB connection first: its destructor disconnects and waits for a
   // down-callback in progress, which uses everything below.
   oob_.reset();
+  // Over udp the notifier thread posts to the queue: stopped before the
+  // source goes.
+  if (udp_) rx_->notify_to(nullptr, 0);
   if (own_events_) own_events_->remove_source(own_source_);
 }
 
 void DatagramLink::notify_to(EventQueue* queue, uint32_t source) {
   std::lock_guard lk(rx_mu_);
-  // rx_ is only reconfigured, not read: its tripwire's target is atomic.
-  // Over udp no tripwire posts: only the link's own wake-ups go to the queue.
-  rx_->notify_to(queue, source);
+  // rx_ is only reconfigured, not read: its tripwire's target is atomic,
+  // the udp notifier's is under its own lock. A udp notifier that cannot
+  // start (no thread, no descriptor) breaks the link: its owner would wait
+  // for events that never come.
+  if (rx_->notify_to(queue, source) != Errc::kOk) fail_locked(Errc::kNoResources);
   events_ = queue;
   event_source_ = source;
 }

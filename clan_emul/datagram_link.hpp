@@ -224,7 +224,9 @@ class DatagramLink {
   // replacing connect()'s `events`: the receive ring's tripwire (any frame,
   // credit traffic included: events are hints) and the link itself when
   // another thread's send() moved a datagram into the local queue or the
-  // connection went down. The queue must outlive the link or be replaced.
+  // connection went down. Over udp, the channel's notifier thread posts
+  // for every arrival in place of the tripwire (wire/udp_notifier.hpp). The
+  // queue must outlive the link or be replaced.
   void notify_to(EventQueue* queue, uint32_t source);
   // Waits until every datagram sent so far is accounted for by the receiver
   // (consumed or known lost), probing as needed. kOk at once without flow control.

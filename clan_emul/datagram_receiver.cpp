@@ -70,7 +70,7 @@ void DatagramReceiver::peer_closed() {
 }
 
 Errc DatagramReceiver::notify_to(EventQueue* queue, uint32_t source) {
-  if (udp_) return queue ? Errc::kInvalidArgument : Errc::kOk;
+  if (udp_) return udp_->notify_to(queue, source);
   dmq_->notify_to(queue, source);
   return Errc::kOk;
 }

@@ -100,8 +100,8 @@ class DatagramReceiver {
   // The peer is gone in an orderly way (e.g. its connection closed): what it
   // wrote can still be drained, then receive() says kClosed; blocked calls wake.
   void peer_closed();
-  // Directs the ring's tripwire into `queue` as `source` (nullptr: nowhere).
-  // Over udp nothing posts events (kInvalidArgument for a queue).
+  // Directs the ring's tripwire into `queue` as `source` (nullptr: nowhere);
+  // over udp, the channel's notifier thread (wire/udp_notifier.hpp).
   Errc notify_to(EventQueue* queue, uint32_t source);
   Errc status() const;
 

@@ -15,6 +15,7 @@
 #include "clan_emul/error_detail.hpp"
 #include "clan_emul/wire/fi_error.hpp"
 #include "clan_emul/wire/udp_channel_objects.hpp"
+#include "clan_emul/wire/udp_notifier.hpp"
 
 namespace clan::wire {
 
@@ -94,7 +95,11 @@ Errc UdpChannel::poll_once(UdpFrame* frame) {
     fi_cq_msg_entry e{};
     fi_addr_t source = FI_ADDR_NOTAVAIL;
     const ssize_t n = fi_cq_readfrom(fi_->cq, &e, 1, &source);
-    if (n == -FI_EAGAIN) return Errc::kWouldBlock;
+    if (n == -FI_EAGAIN) {
+      // Run dry: the next arrival is worth an event (udp_notifier.hpp).
+      if (UdpNotifier* notifier = armer_.load(std::memory_order_acquire)) notifier->arm();
+      return Errc::kWouldBlock;
+    }
     if (n == -FI_EAVAIL) {
       if (Errc er = take_error(); er != Errc::kOk) return er;
       continue;
@@ -115,9 +120,13 @@ Errc UdpChannel::poll_once(UdpFrame* frame) {
   }
 }
 
-bool UdpChannel::block(Deadline deadline) {
+bool UdpChannel::may_block() const {
   fid* f = &fi_->cq->fid;
-  if (fi_trywait(fi_->fabric, &f, 1) != FI_SUCCESS) return true;  // completions to read
+  return fi_trywait(fi_->fabric, &f, 1) == FI_SUCCESS;
+}
+
+bool UdpChannel::block(Deadline deadline) {
+  if (!may_block()) return true;  // completions to read
   pollfd p[2] = {{wait_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
   timespec ts{};
   if (!deadline.is_never()) ts = relative(deadline);
@@ -151,8 +160,12 @@ Result<UdpFrame> UdpChannel::receive(Deadline deadline) {
 
 bool UdpChannel::readable() const {
   if (receive_status() != Errc::kOk || peer_closed_.load(std::memory_order_acquire)) return true;
+  if (!may_block()) return true;
   pollfd p{wait_fd_, POLLIN, 0};
-  return ::poll(&p, 1, 0) > 0;
+  if (::poll(&p, 1, 0) > 0) return true;
+  // Nothing there: whoever asked may now wait for an event.
+  if (UdpNotifier* notifier = armer_.load(std::memory_order_acquire)) notifier->arm();
+  return false;
 }
 
 void UdpChannel::abort_send(Errc reason) {
@@ -180,6 +193,9 @@ UdpChannelStats UdpChannel::stats() const {
   s.foreign = foreign_.load(std::memory_order_relaxed);
   s.errors = errors_.load(std::memory_order_relaxed);
   s.send_busy = send_busy_.load(std::memory_order_relaxed);
+  if (const UdpNotifier* notifier = armer_.load(std::memory_order_acquire)) {
+    s.events = notifier->posted();
+  }
   return s;
 }
 

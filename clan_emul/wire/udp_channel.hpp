@@ -27,6 +27,8 @@
 // Thread safety: send() from one thread at a time and receive() / release()
 // from one (another) thread at a time (the domain is FI_THREAD_SAFE);
 // readable(), stats(), abort_*() and peer_closed() from any thread.
+// Event-queue delivery, when asked for, runs on a thread of its own
+// (udp_notifier.hpp).
 #pragma once
 
 #include <atomic>
@@ -46,7 +48,13 @@ struct fid_av;
 struct fid_cq;
 struct fid_ep;
 
+namespace clan {
+class EventQueue;
+}
+
 namespace clan::wire {
+
+class UdpNotifier;
 
 // The largest UDP payload on an Ethernet MTU (1500 - 20 IPv4 - 8 UDP): the
 // provider's max_msg_size.
@@ -73,6 +81,7 @@ struct UdpChannelStats {
   uint64_t foreign = 0;    // from an address other than the peer's, discarded
   uint64_t errors = 0;     // error completions other than truncation, discarded
   uint64_t send_busy = 0;  // sends the socket refused for now (FI_EAGAIN)
+  uint64_t events = 0;     // posted to the directed event queue (notify_to)
 };
 
 class UdpChannel {
@@ -104,9 +113,15 @@ class UdpChannel {
   Result<UdpFrame> receive(Deadline deadline);
   // Reposts the buffer of the frame receive() returned.
   Errc release();
-  // A completion (possibly one to discard) is waiting, or the end: looks at
-  // the socket with a zero-timeout poll, reads nothing.
+  // A completion (possibly one to discard) is waiting, or the end: asks
+  // libfabric (fi_trywait) and looks at the socket with a zero-timeout poll,
+  // reads nothing.
   bool readable() const;
+
+  // Posts to `queue` as `source` on every arrival (nullptr: nowhere), from a
+  // thread of the channel's own started on first use (udp_notifier.hpp).
+  // Not concurrently with itself.
+  Errc notify_to(EventQueue* queue, uint32_t source);
 
   void abort_send(Errc reason);
   void abort_receive(Errc reason);  // wakes a blocked receive()
@@ -130,9 +145,15 @@ class UdpChannel {
   Errc poll_once(UdpFrame* frame);
   Errc take_error();
   bool block(Deadline deadline);
+  // fi_trywait: false if a completion is there to read (or the provider
+  // says to look again); true if a reader may block on the wait fd. Lowers
+  // libfabric's completion signal on the way.
+  bool may_block() const;
 
   UdpOptions options_;
   std::unique_ptr<Objects> fi_;
+  std::unique_ptr<UdpNotifier> notifier_;  // before fi_ goes: it watches the CQ's fd
+  std::atomic<UdpNotifier*> armer_{nullptr};  // notifier_, for receive() to re-arm
   std::vector<std::byte> name_;
   std::vector<std::byte> buffers_;  // receive_buffers x (max_frame + 1)
   size_t buffer_bytes_ = 0;

@@ -19,6 +19,7 @@
 #include "clan_emul/wire/udp_channel.hpp"
 #include "clan_emul/wire/udp_channel_objects.hpp"
 #include "clan_emul/wire/udp_name.hpp"
+#include "clan_emul/wire/udp_notifier.hpp"
 
 namespace clan::wire {
 
@@ -73,6 +74,7 @@ UdpChannel::Objects::~Objects() {
 UdpChannel::UdpChannel(const UdpOptions& options) : options_(options) {}
 
 UdpChannel::~UdpChannel() {
+  notifier_.reset();
   fi_.reset();  // the endpoint first: nothing lands in the buffers after this
   if (wake_fd_ >= 0) ::close(wake_fd_);
 }
@@ -157,6 +159,17 @@ Errc UdpChannel::post_receives() {
   for (size_t slot = 0; slot < options_.receive_buffers; ++slot) {
     if (Errc e = repost(slot); e != Errc::kOk) return e;
   }
+  return Errc::kOk;
+}
+
+Errc UdpChannel::notify_to(EventQueue* queue, uint32_t source) {
+  if (!notifier_ && queue != nullptr) {
+    auto n = UdpNotifier::start(wait_fd_, [this] { return !may_block(); });
+    if (!n) return n.error();
+    notifier_ = std::move(n.value());
+    armer_.store(notifier_.get(), std::memory_order_release);
+  }
+  if (notifier_) notifier_->direct(queue, source);
   return Errc::kOk;
 }
 

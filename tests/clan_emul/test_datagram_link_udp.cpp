@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "clan_emul/error_detail.hpp"
+#include "clan_emul/event_queue.hpp"
 #include "support/child_process.hpp"
 #include "udp_link_pair.hpp"
 
@@ -333,4 +334,43 @@ TEST_CASE("datagram link over udp: a killed peer wakes a blocked receive with kP
   CHECK(receive_result == Errc::kPeerDead);
   CHECK(l.send("x", 1, Deadline::after(1s)) == Errc::kPeerDead);
   server.wait();
+}
+
+TEST_CASE("datagram link over udp: arrivals are posted to the event queue directed at the link",
+          "[datagram_link][udp]") {
+  UdpLinkPair p(udp_link_config(8), udp_link_config(8));
+  REQUIRE(p.ok());
+  auto queue = p.nic->create_event_queue();
+  REQUIRE(queue.ok());
+  auto source = queue->add_source(77);
+  REQUIRE(source.ok());
+  p.b->notify_to(&queue.value(), source.value());
+  std::vector<char> buf(p.b->mtu());
+  for (int round = 0; round < 50; ++round) {
+    CAPTURE(round);
+    REQUIRE(p.a->send(&round, sizeof round, Deadline::after(5s)) == Errc::kOk);
+    // Woken by the arrival, the consumer reads until nothing is there.
+    auto ev = queue->wait(Deadline::after(10s));
+    REQUIRE(ev.ok());
+    CHECK(ev->user == 77);
+    int got_rounds = 0;
+    for (;;) {
+      auto got = p.b->try_receive(buf.data(), buf.size());
+      if (!got) break;
+      int v;
+      std::memcpy(&v, buf.data(), sizeof v);
+      CHECK(v == round);
+      ++got_rounds;
+    }
+    if (got_rounds == 0) {  // the event came before the datagram could be read: it is there
+      REQUIRE(p.b->receive(buf.data(), buf.size(), Deadline::after(5s)).ok());
+    }
+  }
+  // Redirected nowhere: nothing more is posted.
+  p.b->notify_to(nullptr, 0);
+  while (queue->poll()) {
+  }
+  REQUIRE(p.a->send("x", 1, Deadline::after(5s)) == Errc::kOk);
+  REQUIRE(p.b->receive(buf.data(), buf.size(), Deadline::after(5s)).ok());
+  CHECK_FALSE(queue->poll());
 }
