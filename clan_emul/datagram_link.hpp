@@ -1,10 +1,18 @@
-// A two-way unreliable, in-order datagram connection between two NICs with
-// credit-based flow control (paper 003 sect. 3): a DatagramSender /
-// DatagramReceiver pair in each direction, set up over the out-of-band
-// connection manager exactly like DmqConnection (the handshake carries each
-// side's geometry, window and RDMA cookies) and torn down with it. Peer death
-// (OobState::kPeerDead) breaks both directions with kPeerDead and wakes every
-// blocked caller; close() is orderly (the peer drains, then sees kClosed).
+// A two-way unreliable datagram connection with credit-based flow control
+// (paper 003 sect. 3): a DatagramSender / DatagramReceiver pair in each
+// direction, set up over the out-of-band connection manager exactly like
+// DmqConnection and torn down with it. Peer death (OobState::kPeerDead)
+// breaks both directions with kPeerDead and wakes every blocked caller;
+// close() is orderly (the peer drains, then sees kClosed).
+//
+// Channel (Config::channel): the frames travel in a DMQ each way between two
+// NICs of one host (the handshake carries each side's geometry, window and
+// RDMA cookies), or over libfabric's udp provider to a peer on any host (the
+// handshake carries each side's endpoint name; wire/udp_channel.hpp). The
+// DMQ keeps order; UDP may reorder, and a data frame that arrives after a
+// later one was taken is discarded and counted (Stats::reordered): paper 002
+// sect. 3 lets the protocol treat reordering as loss. Over udp the mtu is at
+// most kMaxUdpMtu, so that a frame fills one datagram.
 //
 // Faults: each side's DatagramLinkConfig::faults applies to every frame that
 // side sends (data, credit acks and probes alike), so a test can make one
@@ -28,10 +36,10 @@
 //    largest cumulative count received). It may send while sent_ - acked_ < W;
 //    otherwise send() blocks, deadline-bounded, until credit arrives.
 //  - The receiver accounts for a data sequence number once it is consumed by
-//    the user, or known lost: a gap in the data sequence numbers (the channel
-//    keeps order, so a missing number will never come) or a number below a
-//    probe's count (everything sent before the probe is already in front of
-//    it). done = the first unaccounted number. The receiver sends ONE credit
+//    the user, or known lost: a gap in the data sequence numbers (a missing
+//    number that still comes, reordered, is discarded) or a number below a
+//    probe's count (everything sent before the probe is in front of it, or
+//    late and discarded). done = the first unaccounted number. The receiver sends ONE credit
 //    ack carrying `done` each time done has advanced by ack_every through
 //    consumption, and one ack in answer to every probe. ack_every = W is
 //    paper 003's one ack restoring a whole window; the default is W / 2, so
@@ -59,12 +67,13 @@
 //    sequence number >= done + W, which an honest sender never sends. So the
 //    receive ring plus the local queue never hold more than W data frames,
 //    and the ring is checked at connect to hold W maximal data frames plus
-//    kControlReserve control frames (kInvalidArgument otherwise). Control
-//    frames are sent without waiting (Deadline::now()): if the ring had no
+//    kControlReserve control frames (kInvalidArgument otherwise); over udp
+//    as many receive buffers are posted. Control frames are sent without waiting (Deadline::now()): if the ring had no
 //    room, the frame counts as lost. Stats::ring_full_stalls counts data sends
 //    that found the peer's ring full (with flow control on: never).
 //  - Without flow control (W = 0) nothing of this runs: the DMQ ring's own
-//    back-pressure is all there is.
+//    back-pressure is all there is (over udp, none: what the receiver's
+//    socket cannot hold is lost).
 //
 // Blocking: send() blocks only for credit (and, without flow control, for
 // ring space); receive() until a datagram, the close, or the deadline.

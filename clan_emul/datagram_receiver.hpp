@@ -1,4 +1,4 @@
-// The receiving end of an unreliable, in-order datagram channel (see
+// The receiving end of an unreliable datagram channel (see
 // datagram_layout.hpp for the frame, datagram_sender.hpp for the link).
 // Every frame is validated before use: a frame shorter than its header,
 // longer than header + MTU, failing its CRC, or whose length field disagrees

@@ -1,4 +1,4 @@
-// The sending end of an unreliable, in-order datagram channel (see
+// The sending end of an unreliable datagram channel (see
 // datagram_layout.hpp for the frame). It is the emulated link: the seeded
 // FaultModel of its config drops or corrupts datagrams here, deterministically
 // per seed and datagram index, and an optional fixed delay holds frames back.
