@@ -120,7 +120,7 @@ Errc UdpChannel::poll_once(UdpFrame* frame) {
   }
 }
 
-bool UdpChannel::may_block() const {
+bool UdpChannel::may_block() {
   fid* f = &fi_->cq->fid;
   return fi_trywait(fi_->fabric, &f, 1) == FI_SUCCESS;
 }
@@ -160,8 +160,7 @@ Result<UdpFrame> UdpChannel::receive(Deadline deadline) {
 
 bool UdpChannel::readable() const {
   if (receive_status() != Errc::kOk || peer_closed_.load(std::memory_order_acquire)) return true;
-  if (!may_block()) return true;
-  pollfd p{wait_fd_, POLLIN, 0};
+  pollfd p{socket_fd_, POLLIN, 0};
   if (::poll(&p, 1, 0) > 0) return true;
   // Nothing there: whoever asked may now wait for an event.
   if (UdpNotifier* notifier = armer_.load(std::memory_order_acquire)) notifier->arm();

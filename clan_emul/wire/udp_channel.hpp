@@ -22,7 +22,14 @@
 //    receive() spins on fi_cq_readfrom under the fabric's spin-then-block
 //    policy (spin_wait.hpp), then blocks in ppoll on the completion queue's
 //    wait fd (FI_GETWAIT, after FI_GETWAITOBJ said it is an fd) after
-//    fi_trywait, beside an eventfd that abort() writes.
+//    fi_trywait, beside an eventfd that abort() writes. Completions enter
+//    the queue only inside the reader's own calls, and it takes them at once.
+//  - So outside those calls what is unread is in the socket. readable() and
+//    the event-queue notifier look at the endpoint's socket itself, found by
+//    its name among the process's descriptors (libfabric hands out no
+//    endpoint fd): the queue's wait fd would not do, since it stays readable
+//    after every completion until the reader's next fi_trywait, and a
+//    trywait from any other thread could hide a completion from the reader.
 //
 // Thread safety: send() from one thread at a time and receive() / release()
 // from one (another) thread at a time (the domain is FI_THREAD_SAFE);
@@ -113,14 +120,14 @@ class UdpChannel {
   Result<UdpFrame> receive(Deadline deadline);
   // Reposts the buffer of the frame receive() returned.
   Errc release();
-  // A completion (possibly one to discard) is waiting, or the end: asks
-  // libfabric (fi_trywait) and looks at the socket with a zero-timeout poll,
-  // reads nothing.
+  // A datagram (possibly one to discard) is waiting, or the end: a
+  // zero-timeout poll of the endpoint's socket, which reads nothing.
   bool readable() const;
 
-  // Posts to `queue` as `source` on every arrival (nullptr: nowhere), from a
-  // thread of the channel's own started on first use (udp_notifier.hpp).
-  // Not concurrently with itself.
+  // Posts to `queue` as `source` when a datagram arrives (nullptr:
+  // nowhere): once, then again after a receive() or readable() found
+  // nothing, from a thread of the channel's own started on first use
+  // (udp_notifier.hpp). Not concurrently with itself.
   Errc notify_to(EventQueue* queue, uint32_t source);
 
   void abort_send(Errc reason);
@@ -146,9 +153,12 @@ class UdpChannel {
   Errc take_error();
   bool block(Deadline deadline);
   // fi_trywait: false if a completion is there to read (or the provider
-  // says to look again); true if a reader may block on the wait fd. Lowers
-  // libfabric's completion signal on the way.
-  bool may_block() const;
+  // says to look again); true if the reader may block on the wait fd. It
+  // lowers libfabric's completion signal on the way, so the reader alone
+  // calls it: another caller could lower the signal of a completion the
+  // reader, asleep on the fd, has not taken yet.
+  bool may_block();
+  Errc find_socket();  // socket_fd_ (udp_open.cpp)
 
   UdpOptions options_;
   std::unique_ptr<Objects> fi_;
@@ -160,6 +170,7 @@ class UdpChannel {
   uint64_t peer_ = ~uint64_t{0};    // the peer's fi_addr_t
   bool has_peer_ = false;
   int wait_fd_ = -1;                // the CQ's, owned by libfabric
+  int socket_fd_ = -1;              // the endpoint's socket, owned by libfabric
   int wake_fd_ = -1;                // eventfd, ours
   size_t pending_slot_ = SIZE_MAX;  // the buffer receive() handed out
   std::atomic<Errc> tx_status_{Errc::kOk};

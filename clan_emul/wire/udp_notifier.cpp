@@ -1,6 +1,7 @@
 #include "clan_emul/wire/udp_notifier.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
@@ -23,18 +24,17 @@ struct UdpNotifier::Loop {
   std::thread thread;
 };
 
-UdpNotifier::UdpNotifier(std::function<bool()> pending)
-    : loop_(std::make_unique<Loop>()), pending_(std::move(pending)) {}
+UdpNotifier::UdpNotifier() : loop_(std::make_unique<Loop>()) {}
 
-Result<std::unique_ptr<UdpNotifier>> UdpNotifier::start(int fd, std::function<bool()> pending) {
+Result<std::unique_ptr<UdpNotifier>> UdpNotifier::start(int fd) {
   const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (own < 0) return set_error(Errc::kSystem, errno, "udp notifier: dup of the wait fd");
-  std::unique_ptr<UdpNotifier> n(new UdpNotifier(std::move(pending)));
+  if (own < 0) return set_error(Errc::kSystem, errno, "udp notifier: dup of the socket");
+  std::unique_ptr<UdpNotifier> n(new UdpNotifier());
   boost::system::error_code ec;
   n->loop_->fd.assign(own, ec);
   if (ec) {
     ::close(own);
-    return set_error(Errc::kSystem, ec.value(), "udp notifier: watching the wait fd");
+    return set_error(Errc::kSystem, ec.value(), "udp notifier: watching the socket");
   }
   n->loop_->thread = std::thread([l = n->loop_.get()] { l->io.run(); });
   return n;
@@ -45,17 +45,21 @@ UdpNotifier::~UdpNotifier() {
   if (loop_->thread.joinable()) loop_->thread.join();
 }
 
-// On the notifier's thread: the descriptor is touched there only.
+// On the notifier's thread: the descriptor is touched there only. The wait
+// is queued before the look, and the reactor reports readiness only once
+// this handler has returned: an arrival at any moment is seen by one of them.
 void UdpNotifier::arm_now() {
   asio::post(loop_->io, [this] {
-    if (pending_()) {
-      fire();  // already there: no need to wait for the fd
-      return;
-    }
     loop_->fd.async_wait(asio::posix::stream_descriptor::wait_read,
                          [this](const boost::system::error_code& ec) {
                            if (!ec) fire();
                          });
+    pollfd p{loop_->fd.native_handle(), POLLIN, 0};
+    if (::poll(&p, 1, 0) > 0) {
+      boost::system::error_code ignored;
+      loop_->fd.cancel(ignored);  // its handler sees operation_aborted
+      fire();
+    }
   });
 }
 

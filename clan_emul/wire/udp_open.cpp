@@ -7,10 +7,14 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
+#include <dirent.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -150,6 +154,34 @@ Errc UdpChannel::open_objects() {
     return fi_fail(r != 0 ? r : -FI_ETOOSMALL, "udp channel: fi_getname");
   }
   name_.resize(len);
+  return find_socket();
+}
+
+// The endpoint's socket: the datagram socket of this process bound to our
+// name (no other can be, without SO_REUSEPORT, which the provider does not set).
+Errc UdpChannel::find_socket() {
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) return set_error(Errc::kSystem, errno, "udp channel: /proc/self/fd");
+  while (const dirent* e = ::readdir(dir)) {
+    char* end = nullptr;
+    const long fd = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0' || fd == ::dirfd(dir)) continue;
+    struct stat st;
+    sockaddr_storage addr;
+    socklen_t len = sizeof addr;
+    if (::fstat(static_cast<int>(fd), &st) != 0 || !S_ISSOCK(st.st_mode) ||
+        ::getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
+        len != name_.size() || std::memcmp(&addr, name_.data(), len) != 0) {
+      continue;
+    }
+    socket_fd_ = static_cast<int>(fd);
+    break;
+  }
+  ::closedir(dir);
+  if (socket_fd_ < 0) {
+    return set_error(Errc::kSystem, 0, "udp channel: no socket of this process is bound to %s",
+                     udp_name_text(name_.data(), name_.size()).c_str());
+  }
   return Errc::kOk;
 }
 
@@ -164,7 +196,7 @@ Errc UdpChannel::post_receives() {
 
 Errc UdpChannel::notify_to(EventQueue* queue, uint32_t source) {
   if (!notifier_ && queue != nullptr) {
-    auto n = UdpNotifier::start(wait_fd_, [this] { return !may_block(); });
+    auto n = UdpNotifier::start(socket_fd_);
     if (!n) return n.error();
     notifier_ = std::move(n.value());
     armer_.store(notifier_.get(), std::memory_order_release);
