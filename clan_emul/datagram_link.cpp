@@ -7,6 +7,7 @@
 #include "clan_emul/nic.hpp"
 #include "clan_emul/oob_listener.hpp"
 #include "clan_emul/oob_manager.hpp"
+#include "clan_emul/wire/udp_channel.hpp"
 
 namespace clan {
 
@@ -101,7 +102,7 @@ DatagramLink::~DatagramLink() {
   oob_.reset();
   // Over udp the notifier thread posts to the queue: stopped before the
   // source goes.
-  if (udp_) rx_->notify_to(nullptr, 0);
+  if (udp_) udp_->notify_to(nullptr, 0);
   if (own_events_) own_events_->remove_source(own_source_);
 }
 

@@ -10,6 +10,8 @@
 
 namespace clan {
 
+static_assert(DatagramLink::kMaxUdpMtu + dgram::kFrameHeader == wire::kUdpMaxPayload);
+
 namespace {
 
 // DMQ bytes one channel frame with `payload` link bytes takes in the ring.

@@ -127,6 +127,12 @@ TEST_CASE("udp channel: bad addresses and peer names are refused in words", "[ud
   CHECK(UdpChannel::open(o).error() == Errc::kInvalidArgument);
   CHECK(error_message(Errc::kInvalidArgument).find("1472") != std::string::npos);
 
+  o.max_frame = kUdpMaxPayload;
+  o.address = "198.51.100.7";  // no interface of this host has it
+  auto elsewhere = UdpChannel::open(o);
+  REQUIRE_FALSE(elsewhere.ok());
+  CHECK(error_message(elsewhere.error()).find("198.51.100.7") != std::string::npos);
+
   auto c = open_channel();
   std::vector<std::byte> name = c->name();
   CHECK(c->connect(name.data(), 3) == Errc::kCorrupt);
