@@ -111,6 +111,15 @@ Result<std::unique_ptr<UdpChannel>> UdpChannel::open(const UdpOptions& options) 
 
 Errc UdpChannel::open_objects() {
   Objects& o = *fi_;
+  // Every frame leaves with fi_inject: the provider must take the largest
+  // whole (the udp provider's inject size is its message size, 1472).
+  const size_t inject = o.info->tx_attr->inject_size, msg = o.info->ep_attr->max_msg_size;
+  if (inject < options_.max_frame || msg < options_.max_frame) {
+    return set_error(Errc::kInvalidArgument, 0,
+                     "udp channel: frames of %zu bytes, but the provider injects at most %zu "
+                     "and carries at most %zu",
+                     options_.max_frame, inject, msg);
+  }
   int r = fi_fabric(o.info->fabric_attr, &o.fabric, nullptr);
   if (r != 0) return fi_fail(r, "udp channel: fi_fabric");
   if ((r = fi_domain(o.fabric, o.info, &o.domain, nullptr)) != 0) {

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -204,4 +205,20 @@ TEST_CASE("udp channel: a directed event queue hears of arrivals once per draine
     CHECK(b->stats().events <= static_cast<uint64_t>(2 * round));
   }
   b->notify_to(nullptr, 0);
+}
+
+TEST_CASE("udp channel: IPv6 works as IPv4 does", "[udp]") {
+  UdpOptions o;
+  o.address = "::1";
+  auto a = UdpChannel::open(o), b = UdpChannel::open(o);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(udp_name_text((*a)->name().data(), (*a)->name().size()).rfind("[::1]:", 0) == 0);
+  REQUIRE((*a)->connect((*b)->name().data(), (*b)->name().size()) == Errc::kOk);
+  REQUIRE((*b)->connect((*a)->name().data(), (*a)->name().size()) == Errc::kOk);
+  REQUIRE((*a)->send("six", 3, Deadline::after(5s)) == Errc::kOk);
+  auto f = (*b)->receive(Deadline::after(5s));
+  REQUIRE(f.ok());
+  CHECK(std::string(reinterpret_cast<const char*>(f->data), f->size) == "six");
+  REQUIRE((*b)->release() == Errc::kOk);
 }
