@@ -26,8 +26,8 @@
 //    the queue only inside the reader's own calls, and it takes them at once.
 //  - So outside those calls what is unread is in the socket. readable() and
 //    the event-queue notifier look at the endpoint's socket itself, found by
-//    its name among the process's descriptors (libfabric hands out no
-//    endpoint fd): the queue's wait fd would not do, since it stays readable
+//    its name among the descriptors the wait fd's epoll set watches
+//    (libfabric hands out no endpoint fd): the queue's wait fd would not do, since it stays readable
 //    after every completion until the reader's next fi_trywait, and a
 //    trywait from any other thread could hide a completion from the reader.
 //

@@ -7,14 +7,12 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
-#include <dirent.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -166,29 +164,27 @@ Errc UdpChannel::open_objects() {
   return find_socket();
 }
 
-// The endpoint's socket: the datagram socket of this process bound to our
-// name (no other can be, without SO_REUSEPORT, which the provider does not set).
+// The endpoint's socket: among the descriptors the queue's wait fd (an
+// epoll set) watches, as /proc lists them, the one bound to our name. Only
+// descriptors libfabric made for this channel are looked at.
 Errc UdpChannel::find_socket() {
-  DIR* dir = ::opendir("/proc/self/fd");
-  if (dir == nullptr) return set_error(Errc::kSystem, errno, "udp channel: /proc/self/fd");
-  while (const dirent* e = ::readdir(dir)) {
-    char* end = nullptr;
-    const long fd = std::strtol(e->d_name, &end, 10);
-    if (end == e->d_name || *end != '\0' || fd == ::dirfd(dir)) continue;
-    struct stat st;
+  const std::string path = "/proc/self/fdinfo/" + std::to_string(wait_fd_);
+  FILE* info = std::fopen(path.c_str(), "re");
+  if (info == nullptr) return set_error(Errc::kSystem, errno, "udp channel: %s", path.c_str());
+  char line[256];
+  while (socket_fd_ < 0 && std::fgets(line, sizeof line, info) != nullptr) {
+    int fd = -1;
+    if (std::sscanf(line, "tfd: %d", &fd) != 1 || fd < 0) continue;
     sockaddr_storage addr;
     socklen_t len = sizeof addr;
-    if (::fstat(static_cast<int>(fd), &st) != 0 || !S_ISSOCK(st.st_mode) ||
-        ::getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
-        len != name_.size() || std::memcmp(&addr, name_.data(), len) != 0) {
-      continue;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0 &&
+        len == name_.size() && std::memcmp(&addr, name_.data(), len) == 0) {
+      socket_fd_ = fd;
     }
-    socket_fd_ = static_cast<int>(fd);
-    break;
   }
-  ::closedir(dir);
+  std::fclose(info);
   if (socket_fd_ < 0) {
-    return set_error(Errc::kSystem, 0, "udp channel: no socket of this process is bound to %s",
+    return set_error(Errc::kSystem, 0, "udp channel: the wait fd watches no socket bound to %s",
                      udp_name_text(name_.data(), name_.size()).c_str());
   }
   return Errc::kOk;
