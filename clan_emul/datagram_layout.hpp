@@ -1,12 +1,14 @@
-// The unreliable, in-order datagram channel: the ATM AAL5-like link that
+// The unreliable datagram channel: the ATM AAL5-like link that
 // omniTransport (paper 002) runs over. One direction per DatagramSender /
-// DatagramReceiver pair, carried over a distributed message queue (DMQ).
+// DatagramReceiver pair, carried over a distributed message queue (DMQ),
+// which keeps order, or over UDP (wire/udp_channel.hpp), which may reorder.
 //
-// Frame = one DMQ message:
+// Frame = one DMQ message, or one UDP datagram:
 //   [0]  u64 sequence   assigned by the sender to every datagram it accepts
 //                       (dropped ones included), for statistics only: the
 //                       receiver never acts on it
-//   [8]  u32 length     payload bytes; must equal the DMQ message size - 16
+//   [8]  u32 length     payload bytes; must equal the message (datagram)
+//                       size - 16
 //   [12] u32 crc        CRC-32C of bytes [0, 12) followed by the payload,
 //                       in the place of the AAL5 trailer CRC (it covers the
 //                       length field too); Castagnoli rather than AAL5's

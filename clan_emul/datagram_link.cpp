@@ -7,45 +7,13 @@
 #include "clan_emul/nic.hpp"
 #include "clan_emul/oob_listener.hpp"
 #include "clan_emul/oob_manager.hpp"
+#include "clan_emul/wire/udp_channel.hpp"
 
 namespace clan {
 
-namespace {
-
-// What each side tells the other: its geometry and window, the ring it
-// receives into and the word its sender takes read pointers in.
-struct Hello {
-  uint32_t magic;
-  uint32_t version;
-  uint64_t mtu;
-  uint64_t ring_bytes;
-  uint64_t window;
-  RdmaCookie ring;
-  RdmaCookie read_pointer;
-};
-static_assert(sizeof(Hello) == 128);  // the tests forge one of this size
-constexpr uint32_t kHelloMagic = 0x444c4e4b;  // "DLNK"
-constexpr uint32_t kHelloVersion = 1;
-
-// DMQ bytes one channel frame with `payload` link bytes takes in the ring.
-constexpr size_t ring_frame(size_t payload) {
-  return dmq::kHeader + dmq::align8(dgram::kFrameHeader + payload);
-}
-
-}  // namespace
-
-size_t DatagramLink::ring_bytes_needed(const Config& c) {
-  if (c.window == 0) return 0;
-  return c.window * ring_frame(c.mtu) + kControlReserve * ring_frame(kLinkHeader);
-}
-
 Result<std::unique_ptr<DatagramLink>> DatagramLink::make(Nic& nic, const Config& config,
                                                          EventQueue* events, uint64_t user) {
-  if (!dgram::valid(config) || config.mtu <= kLinkHeader || config.ack_every > config.window ||
-      config.probe_after.count() <= 0 || config.probe_max < config.probe_after ||
-      ring_bytes_needed(config) > config.ring_bytes) {
-    return Errc::kInvalidArgument;
-  }
+  if (Errc e = check_config(config); e != Errc::kOk) return e;
   std::unique_ptr<DatagramLink> l(new DatagramLink(config));
   // Default: an ack every half window. Acks are cumulative, so each restores
   // all the credit consumed so far; acking before the sender has spent its
@@ -53,50 +21,21 @@ Result<std::unique_ptr<DatagramLink>> DatagramLink::make(Nic& nic, const Config&
   // asleep) once per window. ack_every = window is paper 003's "one ack
   // restores the whole window".
   l->ack_every_ = config.ack_every ? config.ack_every : std::max<size_t>(1, config.window / 2);
-  // The link is an endpoint of its own (paper 004 sect. 3), as a
-  // DmqConnection is: its rings are resident while it holds a frame, and
-  // its apertures do not count against the NIC's imports.
-  auto endpoint = nic.create_endpoint();
-  if (!endpoint) return endpoint.error();
-  l->endpoint_ = std::move(endpoint.value());
-  auto rx = DatagramReceiver::create(nic, config, events, user, &l->endpoint_);
-  if (!rx) return rx.error();
-  auto tx = DatagramSender::create(nic, config, &l->endpoint_);
-  if (!tx) return tx.error();
-  l->rx_ = std::move(rx.value());
-  l->tx_ = std::move(tx.value());
+  const Errc e = config.channel == DatagramChannel::kUdp ? l->open_udp(nic)
+                                                        : l->open_shared_memory(nic, events, user);
+  if (e != Errc::kOk) return e;
   if (events) {
     auto src = events->add_source(user);
     if (!src) return src.error();
     l->own_events_ = l->events_ = events;
     l->own_source_ = l->event_source_ = src.value();
+    // Over udp arrivals are posted by the channel's notifier, as the ring's
+    // tripwire posts them over shared memory.
+    if (l->udp_) {
+      if (Errc n = l->rx_->notify_to(events, l->own_source_); n != Errc::kOk) return n;
+    }
   }
   return l;
-}
-
-std::vector<std::byte> DatagramLink::hello() const {
-  Hello h{kHelloMagic, kHelloVersion, config_.mtu, config_.ring_bytes, config_.window,
-          rx_->cookie(), tx_->cookie()};
-  std::vector<std::byte> blob(sizeof h);
-  std::memcpy(blob.data(), &h, sizeof h);
-  return blob;
-}
-
-Errc DatagramLink::attach(const std::vector<std::byte>& peer_hello) {
-  Hello h;
-  if (peer_hello.size() != sizeof h) return Errc::kCorrupt;
-  std::memcpy(&h, peer_hello.data(), sizeof h);
-  if (h.magic != kHelloMagic || h.version != kHelloVersion) return Errc::kCorrupt;
-  DatagramConfig peer = config_;
-  peer.mtu = h.mtu;
-  peer.ring_bytes = h.ring_bytes;
-  if (!dgram::valid(peer) || h.mtu <= kLinkHeader) return Errc::kCorrupt;
-  // Well formed, but not what we can talk to: both ends size their rings alike.
-  if (h.mtu != config_.mtu || h.ring_bytes != config_.ring_bytes || h.window != config_.window) {
-    return Errc::kInvalidArgument;
-  }
-  if (Errc e = tx_->attach(h.ring); e != Errc::kOk) return e;
-  return rx_->attach(h.read_pointer);
 }
 
 void DatagramLink::watch() {
@@ -161,13 +100,19 @@ DatagramLink::~DatagramLink() {
   // The OOB connection first: its destructor disconnects and waits for a
   // down-callback in progress, which uses everything below.
   oob_.reset();
+  // Over udp the notifier thread posts to the queue: stopped before the
+  // source goes.
+  if (udp_) udp_->notify_to(nullptr, 0);
   if (own_events_) own_events_->remove_source(own_source_);
 }
 
 void DatagramLink::notify_to(EventQueue* queue, uint32_t source) {
   std::lock_guard lk(rx_mu_);
-  // rx_ is only reconfigured, not read: its tripwire's target is atomic.
-  rx_->notify_to(queue, source);
+  // rx_ is only reconfigured, not read: its tripwire's target is atomic,
+  // the udp notifier's is under its own lock. A udp notifier that cannot
+  // start (no thread, no descriptor) breaks the link: its owner would wait
+  // for events that never come.
+  if (rx_->notify_to(queue, source) != Errc::kOk) fail_locked(Errc::kNoResources);
   events_ = queue;
   event_source_ = source;
 }
@@ -208,6 +153,7 @@ DatagramLinkStats DatagramLink::stats() const {
   s.credit_piggybacked_sent = credit_piggybacks_sent_;
   s.probes_received = probes_received_;
   s.malformed = malformed_;
+  s.reordered = reordered_;
   s.max_queued = max_queued_;
   return s;
 }

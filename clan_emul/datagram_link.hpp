@@ -1,10 +1,18 @@
-// A two-way unreliable, in-order datagram connection between two NICs with
-// credit-based flow control (paper 003 sect. 3): a DatagramSender /
-// DatagramReceiver pair in each direction, set up over the out-of-band
-// connection manager exactly like DmqConnection (the handshake carries each
-// side's geometry, window and RDMA cookies) and torn down with it. Peer death
-// (OobState::kPeerDead) breaks both directions with kPeerDead and wakes every
-// blocked caller; close() is orderly (the peer drains, then sees kClosed).
+// A two-way unreliable datagram connection with credit-based flow control
+// (paper 003 sect. 3): a DatagramSender / DatagramReceiver pair in each
+// direction, set up over the out-of-band connection manager exactly like
+// DmqConnection and torn down with it. Peer death (OobState::kPeerDead)
+// breaks both directions with kPeerDead and wakes every blocked caller;
+// close() is orderly (the peer drains, then sees kClosed).
+//
+// Channel (Config::channel): the frames travel in a DMQ each way between two
+// NICs of one host (the handshake carries each side's geometry, window and
+// RDMA cookies), or over libfabric's udp provider to a peer on any host (the
+// handshake carries each side's endpoint name; wire/udp_channel.hpp). The
+// DMQ keeps order; UDP may reorder, and a data frame that arrives after a
+// later one was taken is discarded and counted (Stats::reordered): paper 002
+// sect. 3 lets the protocol treat reordering as loss. Over udp the mtu is at
+// most kMaxUdpMtu, so that a frame fills one datagram.
 //
 // Faults: each side's DatagramLinkConfig::faults applies to every frame that
 // side sends (data, credit acks and probes alike), so a test can make one
@@ -28,10 +36,10 @@
 //    largest cumulative count received). It may send while sent_ - acked_ < W;
 //    otherwise send() blocks, deadline-bounded, until credit arrives.
 //  - The receiver accounts for a data sequence number once it is consumed by
-//    the user, or known lost: a gap in the data sequence numbers (the channel
-//    keeps order, so a missing number will never come) or a number below a
-//    probe's count (everything sent before the probe is already in front of
-//    it). done = the first unaccounted number. The receiver sends ONE credit
+//    the user, or known lost: a gap in the data sequence numbers (a missing
+//    number that still comes, reordered, is discarded) or a number below a
+//    probe's count (everything sent before the probe is in front of it, or
+//    late and discarded). done = the first unaccounted number. The receiver sends ONE credit
 //    ack carrying `done` each time done has advanced by ack_every through
 //    consumption, and one ack in answer to every probe. ack_every = W is
 //    paper 003's one ack restoring a whole window; the default is W / 2, so
@@ -59,12 +67,13 @@
 //    sequence number >= done + W, which an honest sender never sends. So the
 //    receive ring plus the local queue never hold more than W data frames,
 //    and the ring is checked at connect to hold W maximal data frames plus
-//    kControlReserve control frames (kInvalidArgument otherwise). Control
-//    frames are sent without waiting (Deadline::now()): if the ring had no
+//    kControlReserve control frames (kInvalidArgument otherwise); over udp
+//    as many receive buffers are posted. Control frames are sent without waiting (Deadline::now()): if the ring had no
 //    room, the frame counts as lost. Stats::ring_full_stalls counts data sends
 //    that found the peer's ring full (with flow control on: never).
 //  - Without flow control (W = 0) nothing of this runs: the DMQ ring's own
-//    back-pressure is all there is.
+//    back-pressure is all there is (over udp, none: what the receiver's
+//    socket cannot hold is lost).
 //
 // Blocking: send() blocks only for credit (and, without flow control, for
 // ring space); receive() until a datagram, the close, or the deadline.
@@ -99,8 +108,22 @@ class Nic;
 class OobManager;
 class OobRequest;
 
-// DatagramConfig (mtu, ring_bytes, faults, delay line) plus flow control. A
-// plain DatagramConfig converts implicitly (window kDefaultWindow).
+namespace wire {
+class UdpChannel;
+}
+
+// What a link's frames travel over: the shared-memory DMQ of one host, or
+// libfabric's udp provider (wire/udp_channel.hpp), which reaches a peer on
+// another host. Both ends must choose the same.
+enum class DatagramChannel : uint8_t { kSharedMemory, kUdp };
+
+constexpr const char* to_string(DatagramChannel c) {
+  return c == DatagramChannel::kUdp ? "udp" : "shared memory";
+}
+
+// DatagramConfig (mtu, ring_bytes, faults, delay line) plus flow control and
+// the channel. A plain DatagramConfig converts implicitly (window
+// kDefaultWindow, shared memory).
 struct DatagramLinkConfig : DatagramConfig {
   static constexpr size_t kDefaultWindow = 16;  // fits the default 256 KiB ring at mtu 9180
   size_t window = kDefaultWindow;  // credits per direction; 0 = no flow control
@@ -111,6 +134,12 @@ struct DatagramLinkConfig : DatagramConfig {
   // third of its time). A needless probe costs two frames.
   std::chrono::microseconds probe_after{100};
   std::chrono::microseconds probe_max{64000};   // backoff ceiling between probes
+  DatagramChannel channel = DatagramChannel::kSharedMemory;
+  // udp only: the numeric local address to bind (the peer sends there; it
+  // learns it in the handshake) and the port (0: any free one). The mtu
+  // must leave the frame within one UDP datagram: at most kMaxUdpMtu.
+  std::string udp_address = "127.0.0.1";
+  uint16_t udp_port = 0;
 
   DatagramLinkConfig() = default;
   DatagramLinkConfig(const DatagramConfig& c, size_t w = kDefaultWindow)  // NOLINT: implicit
@@ -136,6 +165,7 @@ struct DatagramLinkStats {
   uint64_t probes_lost = 0;        // of ours, as for acks
   uint64_t ring_full_stalls = 0;   // data sends that found the peer's ring (or delay line) full
   uint64_t malformed = 0;          // good-CRC frames with an unknown type or bad size, discarded
+  uint64_t reordered = 0;          // data frames numbered below the next expected (late), discarded
   uint64_t max_queued = 0;         // most data datagrams ever held in the local queue
 };
 
@@ -148,6 +178,9 @@ class DatagramLink {
   // ring must hold on top of W data frames.
   static constexpr size_t kLinkHeader = 16;
   static constexpr size_t kControlReserve = 64;
+  // The largest config.mtu over udp: a frame (its 16-byte header and mtu
+  // bytes) fills at most one 1472-byte UDP datagram; mtu() is 16 less.
+  static constexpr size_t kMaxUdpMtu = 1472 - dgram::kFrameHeader;
 
   // Ring bytes W maximal data frames plus the control reserve take (what
   // connect() checks config.ring_bytes against; 0 for window 0).
@@ -200,7 +233,9 @@ class DatagramLink {
   // replacing connect()'s `events`: the receive ring's tripwire (any frame,
   // credit traffic included: events are hints) and the link itself when
   // another thread's send() moved a datagram into the local queue or the
-  // connection went down. The queue must outlive the link or be replaced.
+  // connection went down. Over udp, the channel's notifier thread posts
+  // for every arrival in place of the tripwire (wire/udp_notifier.hpp). The
+  // queue must outlive the link or be replaced.
   void notify_to(EventQueue* queue, uint32_t source);
   // Waits until every datagram sent so far is accounted for by the receiver
   // (consumed or known lost), probing as needed. kOk at once without flow control.
@@ -226,8 +261,14 @@ class DatagramLink {
   // Set-up (datagram_link.cpp), and the link's state under rx_mu_.
   static Result<std::unique_ptr<DatagramLink>> make(Nic& nic, const Config& config,
                                                     EventQueue* events, uint64_t user);
+  static Errc check_config(const Config& config);
+  // The two directions over the chosen channel (datagram_link_channel.cpp).
+  Errc open_shared_memory(Nic& nic, EventQueue* events, uint64_t user);
+  Errc open_udp(Nic& nic);
+  // The handshake blob, ours and the peer's (datagram_link_hello.cpp).
   std::vector<std::byte> hello() const;
   Errc attach(const std::vector<std::byte>& peer_hello);
+  Errc attach_udp(const std::vector<std::byte>& peer_hello);
   void watch();
   // The first fatal error sticks; under rx_mu_.
   Errc fail_locked(Errc e) {
@@ -267,6 +308,7 @@ class DatagramLink {
   Endpoint endpoint_;
   std::unique_ptr<DatagramSender> tx_;
   std::unique_ptr<DatagramReceiver> rx_;
+  std::shared_ptr<wire::UdpChannel> udp_;  // over udp: the channel tx_ and rx_ share
   EventQueue* own_events_ = nullptr;  // connect()'s queue, with a source we added
   uint32_t own_source_ = 0;
 
@@ -292,7 +334,7 @@ class DatagramLink {
   DatagramReceiverStats rx_stats_;
   uint64_t data_received_ = 0, data_bytes_received_ = 0, data_lost_ = 0, max_queued_ = 0;
   uint64_t acks_received_ = 0, probes_received_ = 0, malformed_ = 0, credit_piggybacked_ = 0,
-      credit_piggybacks_sent_ = 0;
+      credit_piggybacks_sent_ = 0, reordered_ = 0;
   std::atomic<uint64_t> credit_stalls_{0}, acks_sent_{0}, acks_lost_{0}, probes_sent_{0},
       probes_lost_{0}, ring_full_stalls_{0}, data_bytes_sent_{0};
 

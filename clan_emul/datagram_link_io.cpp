@@ -72,10 +72,17 @@ void DatagramLink::process(const Datagram& d, Direct* direct) {
 void DatagramLink::process_data(uint64_t seq, uint32_t credit, const std::byte* payload, size_t len,
                                 Direct* direct) {
   const uint64_t window = config_.window;
-  // Order is kept by the channel; beyond done + W only a dishonest
-  // sender goes, and it would overflow our queue: break the link.
-  if (seq < next_expected_ || (window != 0 && seq - done_locked() >= window) ||
-      (window == 0 && credit != 0) || !take_credit_locked(credit)) {
+  // A number below the next expected arrived late: UDP reordered it, and
+  // by then it was accounted as lost (a gap or a probe). Reordering is loss
+  // (paper 002 sect. 3): discarded, credit and all.
+  if (seq < next_expected_) {
+    ++reordered_;
+    return;
+  }
+  // Beyond done + W only a dishonest sender goes, and it would overflow our
+  // queue: break the link.
+  if ((window != 0 && seq - done_locked() >= window) || (window == 0 && credit != 0) ||
+      !take_credit_locked(credit)) {
     fail_locked(Errc::kCorrupt);
     return;
   }

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "clan_emul/nic.hpp"
+#include "clan_emul/wire/udp_channel.hpp"
 
 namespace clan {
 
@@ -22,7 +23,71 @@ Result<std::unique_ptr<DatagramReceiver>> DatagramReceiver::create(Nic& nic,
   return r;
 }
 
+Result<std::unique_ptr<DatagramReceiver>> DatagramReceiver::create(
+    std::shared_ptr<wire::UdpChannel> channel, const DatagramConfig& config) {
+  if (!channel || !valid(config) || kFrameHeader + config.mtu > channel->max_frame()) {
+    return Errc::kInvalidArgument;
+  }
+  std::unique_ptr<DatagramReceiver> r(new DatagramReceiver(config));
+  r->udp_ = std::move(channel);
+  r->copy_.resize(kFrameHeader + config.mtu);
+  return r;
+}
+
 DatagramReceiver::~DatagramReceiver() = default;
+
+Result<DmqMessage> DatagramReceiver::next_frame(Deadline deadline) {
+  if (!udp_) return dmq_->receive(deadline);
+  auto f = udp_->receive(deadline);
+  if (!f) return f.error();
+  return DmqMessage{f->data, f->size};
+}
+
+Errc DatagramReceiver::release_frame() { return udp_ ? udp_->release() : dmq_->release(); }
+
+bool DatagramReceiver::readable() const { return udp_ ? udp_->readable() : dmq_->readable(); }
+
+Errc DatagramReceiver::close() {
+  if (!udp_) return dmq_->close();
+  udp_->abort_receive(Errc::kClosed);
+  return Errc::kOk;
+}
+
+void DatagramReceiver::abort(Errc reason) {
+  if (udp_) {
+    udp_->abort_receive(reason);
+  } else {
+    dmq_->abort(reason);
+  }
+}
+
+void DatagramReceiver::peer_closed() {
+  if (udp_) {
+    udp_->peer_closed();
+  } else {
+    dmq_->peer_closed();
+  }
+}
+
+Errc DatagramReceiver::notify_to(EventQueue* queue, uint32_t source) {
+  if (udp_) return udp_->notify_to(queue, source);
+  dmq_->notify_to(queue, source);
+  return Errc::kOk;
+}
+
+Errc DatagramReceiver::status() const {
+  return udp_ ? udp_->receive_status() : dmq_->status();
+}
+
+DatagramReceiverStats DatagramReceiver::stats() const {
+  DatagramReceiverStats s = stats_;
+  if (udp_) {
+    const wire::UdpChannelStats u = udp_->stats();
+    s.truncated = u.truncated;
+    s.foreign = u.foreign;
+  }
+  return s;
+}
 
 void DatagramReceiver::count(FrameCheck c) {
   switch (c) {
@@ -46,7 +111,7 @@ void DatagramReceiver::delivered(uint64_t sequence, size_t bytes) {
 Result<Datagram> DatagramReceiver::receive(Deadline deadline) {
   if (pending_) return Errc::kInvalidArgument;
   for (;;) {
-    auto m = dmq_->receive(deadline);
+    auto m = next_frame(deadline);
     if (!m) return m.error();
     ++stats_.frames;
     uint64_t sequence = 0;
@@ -57,14 +122,14 @@ Result<Datagram> DatagramReceiver::receive(Deadline deadline) {
       return Datagram{m->data + kFrameHeader, m->size - kFrameHeader, sequence};
     }
     count(c);
-    if (Errc e = dmq_->release(); e != Errc::kOk) return e;
+    if (Errc e = release_frame(); e != Errc::kOk) return e;
   }
 }
 
 Errc DatagramReceiver::release() {
   if (!pending_) return Errc::kInvalidArgument;
   pending_ = false;
-  return dmq_->release();
+  return release_frame();
 }
 
 Result<size_t> DatagramReceiver::receive_into(void* buf, size_t cap, Deadline deadline,
@@ -72,13 +137,13 @@ Result<size_t> DatagramReceiver::receive_into(void* buf, size_t cap, Deadline de
   if (pending_) return Errc::kInvalidArgument;
   if (cap < config_.mtu || buf == nullptr) return Errc::kInvalidArgument;
   for (;;) {
-    auto m = dmq_->receive(deadline);
+    auto m = next_frame(deadline);
     if (!m) return m.error();
     ++stats_.frames;
     // The DMQ bounds the size by its max_message (= header + mtu); check anyway.
     const size_t size = m->size <= copy_.size() ? m->size : 0;
     if (size) std::memcpy(copy_.data(), m->data, size);
-    if (Errc e = dmq_->release(); e != Errc::kOk) return e;
+    if (Errc e = release_frame(); e != Errc::kOk) return e;
     uint64_t seq = 0;
     const FrameCheck c =
         size ? check_frame(copy_.data(), size, config_.mtu, &seq) : FrameCheck::kMalformed;

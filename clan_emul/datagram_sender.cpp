@@ -2,6 +2,7 @@
 
 #include "clan_emul/counter.hpp"
 #include "clan_emul/nic.hpp"
+#include "clan_emul/wire/udp_channel.hpp"
 
 namespace clan {
 
@@ -30,12 +31,39 @@ Result<std::unique_ptr<DatagramSender>> DatagramSender::create(Nic& nic,
   auto dmq = DmqSender::create(nic, dmq_config(config), endpoint);
   if (!dmq) return dmq.error();
   s->dmq_ = std::move(dmq.value());
-  if (config.faults.delay.count() > 0) {
-    s->link_ = std::thread([p = s.get()] { p->link_loop(); });
-  } else {
-    s->scratch_.resize(kFrameHeader + config.mtu);
-  }
+  s->start();
   return s;
+}
+
+Result<std::unique_ptr<DatagramSender>> DatagramSender::create(
+    std::shared_ptr<wire::UdpChannel> channel, const DatagramConfig& config) {
+  if (!channel || !valid(config) || kFrameHeader + config.mtu > channel->max_frame()) {
+    return Errc::kInvalidArgument;
+  }
+  std::unique_ptr<DatagramSender> s(new DatagramSender(config));
+  s->udp_ = std::move(channel);
+  s->start();
+  return s;
+}
+
+void DatagramSender::start() {
+  if (config_.faults.delay.count() > 0) {
+    link_ = std::thread([this] { link_loop(); });
+  } else {
+    scratch_.resize(kFrameHeader + config_.mtu);
+  }
+}
+
+Errc DatagramSender::channel_status() const {
+  return udp_ ? udp_->send_status() : dmq_->status();
+}
+
+void DatagramSender::channel_abort(Errc reason) {
+  if (udp_) {
+    udp_->abort_send(reason);
+  } else {
+    dmq_->abort(reason);
+  }
 }
 
 DatagramSender::~DatagramSender() { stop_link(); }
@@ -47,7 +75,7 @@ void DatagramSender::stop_link() {
     stop_ = true;
   }
   link_cv_.notify_all();
-  dmq_->abort(Errc::kClosed);  // wakes the link thread if it waits for ring space
+  channel_abort(Errc::kClosed);  // wakes the link thread if it waits for ring space
   link_.join();
 }
 
@@ -66,7 +94,7 @@ void DatagramSender::abort(Errc reason) {
   }
   link_cv_.notify_all();
   owner_cv_.notify_all();
-  dmq_->abort(reason);
+  channel_abort(reason);
 }
 
 DatagramSenderStats DatagramSender::stats() const {
@@ -109,7 +137,7 @@ Errc DatagramSender::send_now(const void* head, size_t head_len, const void* dat
     encode_frame(scratch_.data(), next_sequence_, head, head_len, data, len);
     FaultInjector::apply(d, scratch_.data(), frame_len);
     Errc e = transmit(scratch_.data(), frame_len, deadline, how);
-    if (e == Errc::kTimeout && dmq_->status() == Errc::kOk) {
+    if (e == Errc::kTimeout && channel_status() == Errc::kOk) {
       pending_decision_ = d;  // not accepted: the next datagram takes this decision
       return e;
     }
@@ -128,9 +156,11 @@ Errc DatagramSender::send_now(const void* head, size_t head_len, const void* dat
 }
 
 // DmqSender::send(kDma) may return kTimeout after the frame was queued (it
-// then lands anyway); here kTimeout only ever means "not queued".
+// then lands anyway); here kTimeout only ever means "not queued". Over udp
+// the frame is copied into the socket at once, PIO or DMA alike.
 Errc DatagramSender::transmit(const std::byte* frame, size_t len, Deadline deadline,
                               Transfer how) {
+  if (udp_) return udp_->send(frame, len, deadline);
   if (how == Transfer::kPio) return dmq_->send(frame, len, deadline, how);
   auto ticket = dmq_->send_dma_async(frame, len, deadline);
   if (!ticket) return ticket.error();
@@ -224,7 +254,8 @@ Errc DatagramSender::close(Deadline deadline) {
     link_cv_.notify_all();
     link_.join();  // idle: it returns at once
   }
-  Errc e = dmq_->close();
+  // Over udp the peer learns of the close from the connection manager.
+  Errc e = udp_ ? Errc::kOk : dmq_->close();
   std::lock_guard lock(mu_);
   fail_locked(Errc::kClosed);
   return e;

@@ -1,10 +1,16 @@
-// The sending end of an unreliable, in-order datagram channel (see
+// The sending end of an unreliable datagram channel (see
 // datagram_layout.hpp for the frame). It is the emulated link: the seeded
 // FaultModel of its config drops or corrupts datagrams here, deterministically
 // per seed and datagram index, and an optional fixed delay holds frames back.
 // The layer never retransmits; the receiver discards what fails its CRC.
 //
-// Blocking: send() blocks while the DMQ ring is full (or, with a delay, while
+// The frames travel over one of two channels: a DMQ into the receiver's
+// ring (peers on one host), or a UdpChannel (wire/udp_channel.hpp: libfabric's
+// udp provider, for a peer on another host), which the sender shares with the
+// receiver of the same link. The fault model and the delay line apply to
+// both alike, above the channel.
+//
+// Blocking: send() blocks while the DMQ ring (the udp socket) is full (or, with a delay, while
 // the delay line is full), up to its deadline. Flow control proper is the
 // business of the layer above (omniTransport's credits), not of this one.
 //
@@ -40,6 +46,9 @@
 namespace clan {
 
 class Nic;
+namespace wire {
+class UdpChannel;
+}
 
 struct DatagramSenderStats {
   uint64_t sent = 0;         // datagrams accepted by send() (each got a sequence number)
@@ -57,13 +66,20 @@ class DatagramSender {
   // With an endpoint, its regions and apertures are the endpoint's (see DmqSender).
   static Result<std::unique_ptr<DatagramSender>> create(Nic& nic, const DatagramConfig& config,
                                                         const Endpoint* endpoint = nullptr);
+  // The same over a udp channel (connected to the peer, or to be): frames of
+  // up to header + mtu must fit the channel's max_frame (kInvalidArgument).
+  static Result<std::unique_ptr<DatagramSender>> create(std::shared_ptr<wire::UdpChannel> channel,
+                                                        const DatagramConfig& config);
   // Stops the link thread; frames still held are lost (close() first to flush).
   ~DatagramSender();
   DatagramSender(const DatagramSender&) = delete;
   DatagramSender& operator=(const DatagramSender&) = delete;
 
-  RdmaCookie cookie() const { return dmq_->cookie(); }
-  Errc attach(const RdmaCookie& receiver) { return dmq_->attach(receiver); }
+  // Over a DMQ only (kInvalidArgument over udp).
+  RdmaCookie cookie() const { return dmq_ ? dmq_->cookie() : RdmaCookie{}; }
+  Errc attach(const RdmaCookie& receiver) {
+    return dmq_ ? dmq_->attach(receiver) : Errc::kInvalidArgument;
+  }
 
   // Sends one datagram of up to mtu() bytes (kInvalidArgument beyond). kOk
   // means the link accepted it, not that it will arrive: a dropped datagram
@@ -106,12 +122,17 @@ class DatagramSender {
   Errc send_delayed(const void* head, size_t head_len, const void* data, size_t len,
                     Deadline deadline, Transfer how);
   Errc transmit(const std::byte* frame, size_t len, Deadline deadline, Transfer how);
+  void start();  // after the channel is set: the link thread or the scratch frame
+  // The channel's own state, and its abort and close (DMQ or udp).
+  Errc channel_status() const;
+  void channel_abort(Errc reason);
   void link_loop();
   void stop_link();
   Errc fail_locked(Errc e);
 
   DatagramConfig config_;
-  std::unique_ptr<DmqSender> dmq_;
+  std::unique_ptr<DmqSender> dmq_;                // one of these two
+  std::shared_ptr<wire::UdpChannel> udp_;
   FaultInjector faults_;
   std::optional<FaultDecision> pending_decision_;  // decided but not accepted (kTimeout)
   uint64_t next_sequence_ = 0;
