@@ -42,6 +42,11 @@ struct FabricOptions {
   uint32_t frames = clan::NicConfig{}.frames;
   uint64_t remap_ns = static_cast<uint64_t>(clan::NicConfig{}.remap_cost.count());
   uint32_t replacement = static_cast<uint32_t>(clan::NicConfig{}.replacement);
+  // Across hosts: -ORBclanHost, this host's address that other hosts reach
+  // (empty: shared memory only, this host's clients only); -ORBclanProvider,
+  // the libfabric provider of the NIC's wire.
+  std::string host;
+  std::string provider = clan::WireConfig{}.provider;
 };
 FabricOptions& fabric_options();
 

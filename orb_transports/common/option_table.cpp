@@ -119,6 +119,48 @@ std::string with_unit(uint64_t v, const char* unit) {
 
 std::span<const OrbOptionSpec> orb_option_table() { return kTable; }
 
+namespace {
+
+bool host_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+}
+
+std::string host_problem(const char* text) {
+  const std::string host = text;
+  if (host.empty()) return "the value is empty";
+  if (host.size() > 253) return "the value is longer than a host name may be (253 characters)";
+  for (char c : host) {
+    if (!host_char(c)) return std::string("character '") + c + "' is in no IPv4 address or host name";
+  }
+  return "";
+}
+
+std::string provider_problem(const char* text) {
+  const std::string name = text;
+  if (name.empty() || name.size() > 32) return "a provider's name is 1 to 32 characters";
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == ';')) {
+      return std::string("character '") + c + "' is in no provider's name (fi_info -l lists them)";
+    }
+  }
+  return "";
+}
+
+constexpr std::array<OrbTextOptionSpec, 2> kTextTable{{
+    {"clanHost", "giop:clan, giop:otp, giop:via", "an IPv4 address or host name of this host",
+     "Where clients and servers on other hosts reach this process: its NICs' wires and its node listen "
+     "there, and its object references say so. Unset, the transports serve this host only.",
+     &FabricOptions::host, host_problem},
+    {"clanProvider", "giop:clan, giop:otp, giop:via", "a libfabric provider's name",
+     "The libfabric provider of the wire to other hosts (tcp everywhere; verbs and others where the "
+     "hardware is).",
+     &FabricOptions::provider, provider_problem},
+}};
+
+}  // namespace
+
+std::span<const OrbTextOptionSpec> orb_text_option_table() { return kTextTable; }
+
 const OrbOptionSpec* find_orb_option(const char* key) {
   for (const OrbOptionSpec& spec : kTable)
     if (std::strcmp(spec.key, key) == 0) return &spec;
@@ -195,6 +237,11 @@ std::string orb_options_markdown() {
                      : with_unit(spec.get(defaults), spec.unit)) +
          " | " + accepted_range(spec) + " | " + spec.what +
          " |\n";
+  }
+  for (const OrbTextOptionSpec& spec : kTextTable) {
+    const std::string& value = defaults.*spec.field;
+    t += std::string("| `-ORB") + spec.key + "` | " + spec.transports + " | " + (value.empty() ? "unset" : value) +
+         " | " + spec.accepted + " | " + spec.what + " |\n";
   }
   return t;
 }

@@ -31,6 +31,18 @@ struct OrbOptionSpec {
 };
 
 std::span<const OrbOptionSpec> orb_option_table();
+
+// An option whose value is text: a host address, a provider's name.
+struct OrbTextOptionSpec {
+  const char* key;
+  const char* transports;
+  const char* accepted;  // for the table and messages: "an IPv4 address or host name"
+  const char* what;
+  std::string FabricOptions::*field;
+  // What is wrong with the text ("" if nothing).
+  std::string (*problem)(const char* text);
+};
+std::span<const OrbTextOptionSpec> orb_text_option_table();
 const OrbOptionSpec* find_orb_option(const char* key);
 
 // "0 .. 1000000000 ns", "a power of two from 262144 to 1073741824 bytes",

@@ -63,6 +63,36 @@ class TableOption : private UsageTexts, public orbOptions::Handler {
   const OrbOptionSpec& spec_;
 };
 
+// An option whose value is text, checked as it is read.
+struct TextUsageTexts {
+  explicit TextUsageTexts(const OrbTextOptionSpec& spec)
+      : usage_text(std::string(spec.key) + " = text: " + spec.accepted + " (" + spec.transports + "). " +
+                   spec.what),
+        argv_usage_text(std::string("-ORB") + spec.key + " < " + spec.accepted + " >") {}
+  std::string usage_text;
+  std::string argv_usage_text;
+};
+
+class TextOption : private TextUsageTexts, public orbOptions::Handler {
+ public:
+  explicit TextOption(const OrbTextOptionSpec& spec)
+      : TextUsageTexts(spec), Handler(spec.key, usage_text.c_str(), 1, argv_usage_text.c_str()), spec_(spec) {}
+  void visit(const char* value, orbOptions::Source source) override {
+    std::string why = spec_.problem(value);
+    if (!why.empty()) {
+      why += std::string("; ") + spec_.key + " takes " + spec_.accepted + " (given " + where(source) + ")";
+      throw orbOptions::BadParam(key(), value, why.c_str());
+    }
+    fabric_options().*spec_.field = value;
+  }
+  void dump(orbOptions::sequenceString& result) override {
+    orbOptions::addKVString(key(), (fabric_options().*spec_.field).c_str(), result);
+  }
+
+ private:
+  const OrbTextOptionSpec& spec_;
+};
+
 // Options sharing a maximum are checked together once all are read: whichever
 // omniORB visits first must not be judged against the other's old value.
 #pragma GCC diagnostic push
@@ -94,6 +124,8 @@ void register_orb_options() {
     // omniORB holds the handlers until the process ends: never deleted.
     for (const OrbOptionSpec& spec : orb_option_table())
       orbOptions::singleton().registerHandler(*new TableOption(spec));
+    for (const OrbTextOptionSpec& spec : orb_text_option_table())
+      orbOptions::singleton().registerHandler(*new TextOption(spec));
     static SharedMaximaCheck shared_maxima;
     omniInitialiser::install(&shared_maxima);
     return true;
