@@ -124,6 +124,7 @@ TEST_CASE("oob: garbage frames sent to the ROUTER are dropped and later connecti
   valid.hdr.pid = 1;
   valid.src_conn = 5;
   valid.port = 7;
+  valid.dst_node = "victim";
   valid.blob = pattern(40, 1);
 
   uint64_t expected_malformed = send_garbage(raw, valid);
