@@ -145,6 +145,7 @@ class Core : public std::enable_shared_from_this<Core> {
   PeerNode* requester_mt(const PendingRequest& req);
   void on_connect_req_mt(const oob_wire::Message& m, const PeerAddress& from);
   void queue_request_mt(PeerNode& n, const oob_wire::Message& m, const PeerAddress& from);
+  void refuse_wrong_node_mt(const oob_wire::Message& m, const PeerAddress& from);
   bool answers_our_connect_mt(const oob_wire::Message& m, const PeerAddress& from) const;
   void on_accept_mt(const oob_wire::Message& m, const PeerAddress& from);
   void on_reject_mt(const oob_wire::Message& m, const PeerAddress& from);

@@ -122,15 +122,30 @@ void Core::reject_mt(const PendingRequest& req, RejectReason why) {
 }
 
 void Core::on_connect_req_mt(const Message& m, const PeerAddress& from) {
+  if (m.dst_node != cfg_.node) return refuse_wrong_node_mt(m, from);
   PeerNode* n = observe_mt(m.hdr, from, true);
   if (n) queue_request_mt(*n, m, from);
 }
 
-// Queues a CONNECT_REQ meant for this node at its port's listener, or
-// rejects it at once.
+// A CONNECT_REQ meant for another node: its token is for that node, so it
+// proves nothing to us and binds no record; the answer says who is here.
+void Core::refuse_wrong_node_mt(const Message& m, const PeerAddress& from) {
+  PeerNode* n = get_node_mt(from, false);
+  if (!n && (!may_be_alive(from) || !(n = get_node_mt(from, true)))) {
+    unknown_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  Message r;
+  r.hdr.type = MsgType::kReject;
+  r.dst_conn = m.src_conn;
+  r.reason = RejectReason::kWrongNode;
+  send_mt(*n, r);
+}
+
+// Queues a CONNECT_REQ at its port's listener, or rejects it at once.
 void Core::queue_request_mt(PeerNode& n, const Message& m, const PeerAddress& from) {
-  RejectReason why = m.dst_node == cfg_.node ? RejectReason::kNoListener : RejectReason::kWrongNode;
-  if (auto it = listeners_.find(m.port); it != listeners_.end() && why != RejectReason::kWrongNode) {
+  RejectReason why = RejectReason::kNoListener;
+  if (auto it = listeners_.find(m.port); it != listeners_.end()) {
     ListenerShared& l = *it->second;
     {
       std::lock_guard g(l.mu);
