@@ -88,7 +88,7 @@ int tcp_server(Child& self, const TempDir& own, const std::string& name, int n) 
 
 }  // namespace
 
-TEST_CASE("oob tcp: port 0 picks a free port; bad listen addresses and ports in use are refused in words",
+TEST_CASE("oob tcp: port 0 picks a free port, bad listen addresses and ports in use are refused in words",
           "[oob]") {
   TempDir dir;
   auto a = OobManager::start(tcp_config(dir, "a"));
