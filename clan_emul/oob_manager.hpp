@@ -26,9 +26,9 @@
 // with; a peer whose pid cannot be watched is dead after peer_timeout of
 // silence (a stopped peer, or a host down or cut off, is told apart from a
 // dead one by nothing else). A peer reached over tcp whose process dies is
-// dead within about 500 ms: its connection drops and its host refuses a
-// connect to its address (oob_tcp.cpp). A stopped peer keeps its listening
-// socket, so it is never declared dead that way. A frame naming a known node is believed only with that node's
+// dead within 500 ms while its host is up: its connection drops and its host
+// refuses a connect to its address (oob_tcp.cpp). A stopped peer keeps its
+// listening socket, so it is never declared dead that way. A frame naming a known node is believed only with that node's
 // token for us (see DESIGN.md, "Identity"); others count in forged_dropped.
 //
 // Start removes the files of dead nodes from the runtime directory (a lock
@@ -113,8 +113,9 @@ class OobManager {
   Result<std::unique_ptr<OobListener>> listen(uint16_t port);
 
   // `node` is "NAME" (this runtime directory) or "NAME@HOST[:PORT]" (tcp;
-  // HOST a dotted IPv4, a bracketed IPv6 or a DNS name; PORT 1-65535,
-  // default 7460).
+  // HOST a dotted IPv4, a bracketed IPv6 or a DNS name, resolved on the
+  // caller's thread within the resolver's own timeouts, not the deadline;
+  // PORT 1-65535, default 7460).
   // kRefused at once if no such node is alive, nothing listens at the
   // address, another node answers there, nobody listens on the port or the
   // request is rejected; kTimeout at the deadline; kPeerDead if the peer dies

@@ -11,9 +11,10 @@
 // connections and its listening socket, a host that is down or cut off
 // answers nothing, and a connect that completes proves a listener: none of
 // them is evidence, and silence decides. So a peer of another host whose
-// process dies is declared dead within about half a second: the drop is seen
-// at once, and a refused connect follows within ZeroMQ's reconnect interval
-// (20 ms, backing off to 500 ms) plus a round trip.
+// process dies is declared dead within 500 ms while its host is up: the drop
+// is seen at once and probed then; should the probe still find the dying
+// process's listener, ZeroMQ's reconnect, refused within its interval (20 ms,
+// backing off to at most 500 ms), probes again.
 #include <zmq.h>
 
 #include <string>
@@ -106,10 +107,10 @@ void Core::on_monitor_mt(PeerNode& n) {
 }
 
 void Core::on_probe_mt(PeerNode& n, Clock::time_point now) {
-  if (n.probe->check(now) == TcpProbe::Outcome::kPending) return;
-  const bool refused = n.probe->check(now) == TcpProbe::Outcome::kRefused;
+  const TcpProbe::Outcome o = n.probe->check(now);
+  if (o == TcpProbe::Outcome::kPending) return;
   n.probe.reset();
-  if (refused) nothing_listens_mt(n);
+  if (o == TcpProbe::Outcome::kRefused) nothing_listens_mt(n);
 }
 
 // Node `n`'s host answers, but nothing listens at its address: the process
