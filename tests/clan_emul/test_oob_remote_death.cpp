@@ -86,6 +86,22 @@ int remote_server(Child& self, const TempDir& dir) {
   return 0;
 }
 
+// A child posing as another host that connects to node "near" at `port`
+// and waits to be killed.
+int remote_client(Child& self, const TempDir& dir, uint16_t port) {
+  if (std::string why = pose_as_another_host(dir); !why.empty()) {
+    self.tell("cannot pose as another host: " + why + " (this test needs root)");
+    return 1;
+  }
+  auto mgr = OobManager::start(tcp_config(dir, "far"));
+  CHILD_CHECK(mgr.ok());
+  auto c = (*mgr)->connect("near@127.0.0.1:" + std::to_string(port), 7, {}, Deadline::after(20s));
+  CHILD_CHECK(c.ok());
+  self.tell("connected");
+  self.heard(Deadline::after(60s));
+  return 0;
+}
+
 // Connects node "near" (peer timeout `timeout`) to the child, which must be
 // on another host.
 std::shared_ptr<OobConnection> connect_to_remote(OobManager& near, Child& far) {
@@ -127,6 +143,38 @@ TEST_CASE("oob tcp: a peer of another host killed with SIGKILL is reported kPeer
   auto again = (*near)->connect(c->peer_address(), 7, {}, Deadline::after(20s));
   CHECK(again.error() == Errc::kRefused);
   CHECK(error_message(Errc::kRefused).find("nothing listens at") != std::string::npos);
+}
+
+TEST_CASE("oob tcp: a peer of another host that connected to us, killed with SIGKILL, is dead within the bound",
+          "[oob]") {
+  TempDir dir;
+  auto near = OobManager::start(tcp_config(dir, "near", 100ms, 30s));
+  REQUIRE(near.ok());
+  auto l = (*near)->listen(7);
+  REQUIRE(l.ok());
+  Child far([&](Child& self) { return remote_client(self, dir, (*near)->listen_port()); });
+  auto req = (*l)->next_request(Deadline::after(20s));
+  REQUIRE(req.ok());
+  CHECK_FALSE(req->peer_on_this_host());
+  const OobBootId far_boot = req->peer_boot_id();
+  CHECK(far_boot != OobBootId{});
+  CHECK(req->peer_address().rfind("far@127.0.0.1:", 0) == 0);
+  auto c = req->accept({});
+  REQUIRE(c.ok());
+  auto line = far.hear(Deadline::after(20s));
+  INFO(line.value_or("(nothing)"));
+  REQUIRE(line == "connected");
+  CHECK((*c)->peer_boot_id() == far_boot);
+  CHECK_FALSE((*c)->peer_on_this_host());
+  DownProbe down;
+  (*c)->set_on_down(down.fn());
+  const auto t0 = Clock::now();
+  far.signal(SIGKILL);
+  REQUIRE(down.wait(Deadline::after(20s)));
+  const double ms = ms_since(t0);
+  CHECK(down.state == OobState::kPeerDead);
+  WARN("a peer of another host that connected to us reported dead " << ms << " ms after SIGKILL");
+  CHECK(ms < std::chrono::duration<double, std::milli>(kRemoteDeathBound).count());
 }
 
 TEST_CASE("oob tcp: a SIGSTOPped peer of another host is not declared dead before peer_timeout", "[oob]") {
