@@ -86,16 +86,19 @@ int remote_server(Child& self, const TempDir& dir) {
   return 0;
 }
 
-// A child posing as another host that connects to node "near" at `port`
-// and waits to be killed.
-int remote_client(Child& self, const TempDir& dir, uint16_t port) {
+// A child posing as another host that connects to node "near" at the port
+// it is told, and waits to be killed.
+int remote_client(Child& self, const TempDir& dir) {
   if (std::string why = pose_as_another_host(dir); !why.empty()) {
     self.tell("cannot pose as another host: " + why + " (this test needs root)");
     return 1;
   }
+  self.tell("posing");
+  auto port = self.heard(Deadline::after(20s));
+  CHILD_CHECK(port);
   auto mgr = OobManager::start(tcp_config(dir, "far"));
   CHILD_CHECK(mgr.ok());
-  auto c = (*mgr)->connect("near@127.0.0.1:" + std::to_string(port), 7, {}, Deadline::after(20s));
+  auto c = (*mgr)->connect("near@127.0.0.1:" + *port, 7, {}, Deadline::after(20s));
   CHILD_CHECK(c.ok());
   self.tell("connected");
   self.heard(Deadline::after(60s));
@@ -148,11 +151,15 @@ TEST_CASE("oob tcp: a peer of another host killed with SIGKILL is reported kPeer
 TEST_CASE("oob tcp: a peer of another host that connected to us, killed with SIGKILL, is dead within the bound",
           "[oob]") {
   TempDir dir;
+  Child far([&](Child& self) { return remote_client(self, dir); });  // forked before any thread
+  auto posing = far.hear(Deadline::after(20s));
+  INFO(posing.value_or("(nothing)"));
+  REQUIRE(posing == "posing");
   auto near = OobManager::start(tcp_config(dir, "near", 100ms, 30s));
   REQUIRE(near.ok());
   auto l = (*near)->listen(7);
   REQUIRE(l.ok());
-  Child far([&](Child& self) { return remote_client(self, dir, (*near)->listen_port()); });
+  far.say(std::to_string((*near)->listen_port()));
   auto req = (*l)->next_request(Deadline::after(20s));
   REQUIRE(req.ok());
   CHECK_FALSE(req->peer_on_this_host());
