@@ -76,11 +76,12 @@ ConnResult Core::connect(const std::string& address, uint16_t port, std::vector<
   if (!in_owner_process()) {
     return set_error(Errc::kInvalidArgument, 0, "this OOB manager belongs to the process that forked this one");
   }
+  // The manager thread answers the connect: waiting for it there would
+  // deadlock (and resolving a host name would hold up every peer).
+  if (std::this_thread::get_id() == thread_id_.load()) return Errc::kWouldBlock;
   PeerAddress to;
   if (Errc e = parse_peer_address(address, to); e != Errc::kOk) return e;
   if (Errc e = check_connect_address(to, blob.size()); e != Errc::kOk) return e;
-  // The manager thread answers the connect: waiting for it there would deadlock.
-  if (std::this_thread::get_id() == thread_id_.load()) return Errc::kWouldBlock;
   if (!may_be_alive(to)) {
     return set_error(Errc::kRefused, 0, "no node '%s' is running in the runtime directory '%s'", to.name.c_str(),
                      cfg_.runtime_dir.c_str());

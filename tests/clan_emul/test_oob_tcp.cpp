@@ -138,6 +138,11 @@ TEST_CASE("oob tcp: port 0 picks a free port, bad listen addresses and ports in 
   ::unsetenv("CLAN_OOB_LISTEN");
   REQUIRE(d.ok());
   CHECK((*d)->listen_port() != 0);
+  OobConfig every = config(dir, "f");  // '*': every interface
+  every.listen = "*:0";
+  auto f = OobManager::start(every);
+  REQUIRE(f.ok());
+  CHECK((*f)->listen_address() == "0.0.0.0:" + std::to_string((*f)->listen_port()));
   auto e = OobManager::start(config(dir, "e"));
   REQUIRE(e.ok());
   CHECK((*e)->listen_port() == 0);
