@@ -22,7 +22,6 @@ std::shared_ptr<ConnShared> new_conn(uint64_t id, uint64_t peer_id, const Node& 
   c->peer_id = peer_id;
   c->peer_node = peer.node;
   c->peer_key = n.key;
-  c->peer_address = n.addr.remote() ? n.key : n.addr.name;
   c->peer_instance = peer.instance;
   c->peer_pid = peer.pid;
   c->peer_boot_id = peer.boot_id;

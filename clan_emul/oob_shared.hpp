@@ -31,8 +31,8 @@ struct ConnShared {
   uint64_t id = 0;       // ours
   uint64_t peer_id = 0;  // the peer's id for the same connection
   std::string peer_node;     // its name
-  std::string peer_key;      // its record's key in the peer table
-  std::string peer_address;  // NAME, or NAME@HOST:PORT for a node reached over tcp
+  // Its address, NAME or NAME@HOST:PORT over tcp: its record's key in the peer table.
+  std::string peer_key;
   uint64_t peer_instance = 0;
   pid_t peer_pid = 0;
   oob_wire::BootId peer_boot_id{};
