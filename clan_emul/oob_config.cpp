@@ -32,6 +32,12 @@ Errc apply_peer_timeout_env(OobConfig& cfg) {
   return Errc::kOk;
 }
 
+// $CLAN_OOB_LISTEN, when the configuration names no address (checked at bind).
+void apply_listen_env(OobConfig& cfg) {
+  if (!cfg.listen.empty()) return;
+  if (const char* text = std::getenv("CLAN_OOB_LISTEN")) cfg.listen = text;
+}
+
 Errc check_config(const OobConfig& cfg) {
   if (!oob_wire::valid_node_name(cfg.node)) {
     return set_error(Errc::kInvalidArgument, 0,
@@ -63,6 +69,7 @@ Errc resolve_config(OobConfig& cfg) {
   }
   while (cfg.runtime_dir.size() > 1 && cfg.runtime_dir.back() == '/') cfg.runtime_dir.pop_back();
   if (Errc e = apply_peer_timeout_env(cfg); e != Errc::kOk) return e;
+  apply_listen_env(cfg);
   if (Errc e = check_config(cfg); e != Errc::kOk) return e;
   return ensure_dir(cfg.runtime_dir, must_own);
 }

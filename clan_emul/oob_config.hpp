@@ -1,6 +1,7 @@
 // An OobConfig made ready to start a node with: the runtime directory
-// defaulted and created, $CLAN_PEER_TIMEOUT_MS applied, and every value
-// checked, each failure in words. Not part of the public API.
+// defaulted and created, $CLAN_PEER_TIMEOUT_MS and $CLAN_OOB_LISTEN applied,
+// and every value checked (the listen address when it is bound), each
+// failure in words. Not part of the public API.
 #pragma once
 
 #include "clan_emul/error.hpp"

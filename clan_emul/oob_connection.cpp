@@ -16,8 +16,10 @@ OobConnection::~OobConnection() {
 
 const std::vector<std::byte>& OobConnection::peer_blob() const { return s_->peer_blob; }
 const std::string& OobConnection::peer_node() const { return s_->peer_node; }
+const std::string& OobConnection::peer_address() const { return s_->peer_key; }
 pid_t OobConnection::peer_pid() const { return s_->peer_pid; }
-bool OobConnection::peer_on_this_host() const { return s_->same_host; }
+bool OobConnection::peer_on_this_host() const { return s_->on_this_host; }
+const OobBootId& OobConnection::peer_boot_id() const { return s_->peer_boot_id; }
 uint64_t OobConnection::id() const { return s_->id; }
 
 OobState OobConnection::state() const { return s_->state.load(std::memory_order_acquire); }

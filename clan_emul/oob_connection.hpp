@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -21,6 +22,9 @@ namespace oob_detail {
 class Core;
 struct ConnShared;
 }  // namespace oob_detail
+
+// A host's identity: its /proc/sys/kernel/random/boot_id, all zeros if unknown.
+using OobBootId = std::array<uint8_t, 16>;
 
 enum class OobState : uint8_t {
   kConnected,
@@ -49,10 +53,17 @@ class OobConnection {
   OobConnection& operator=(const OobConnection&) = delete;
 
   const std::vector<std::byte>& peer_blob() const;
-  const std::string& peer_node() const;
-  pid_t peer_pid() const;
-  bool peer_on_this_host() const;  // same boot id
-  uint64_t id() const;             // local connection id, unique within the manager
+  const std::string& peer_node() const;  // its name
+  // NAME for a node of this runtime directory, NAME@HOST:PORT (numeric) for
+  // one reached over tcp.
+  const std::string& peer_address() const;
+  pid_t peer_pid() const;  // meaningful only when peer_on_this_host()
+  // Same boot id and pid namespace: shared memory with the peer can work.
+  // Otherwise the peer is on another host (or behind a pid namespace), and
+  // only the wire reaches it.
+  bool peer_on_this_host() const;
+  const OobBootId& peer_boot_id() const;  // the peer's host identity
+  uint64_t id() const;                    // local connection id, unique within the manager
 
   OobState state() const;  // lock-free read
 

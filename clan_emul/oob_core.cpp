@@ -39,6 +39,7 @@ Result<std::shared_ptr<Core>> Core::start(OobConfig cfg) {
   } catch (const std::system_error& ex) {
     c->stopped_ = true;
     c->router_.reset();
+    c->tcp_router_.reset();
     c->ctx_.reset();
     return set_error(Errc::kSystem, ex.code().value(), "cannot start the manager thread");
   }
@@ -133,6 +134,7 @@ void Core::teardown_mt() {
   nodes_.clear();
   peers_.store(0, std::memory_order_relaxed);
   router_.reset();
+  tcp_router_.reset();
   try {
     ctx_->close();  // waits at most kShutdownLingerMs for the last DISCONNECTs
   } catch (const zmq::error_t&) {

@@ -13,6 +13,8 @@
 //   oob_handshake.cpp  the connection messages: CONNECT_REQ, ACCEPT, REJECT, DISCONNECT
 //   oob_peers.cpp      the peer table: records, which frames are believed, eviction
 //   oob_liveness.cpp   heartbeats, silence, pending connects' deadlines
+//   oob_tcp.cpp        the tcp ROUTER, and the death of a peer of another host:
+//                      its DEALER's monitor and the probe of its address
 #pragma once
 
 #include <sys/types.h>
@@ -32,11 +34,13 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "clan_emul/oob_address.hpp"
 #include "clan_emul/oob_identity.hpp"
 #include "clan_emul/oob_manager.hpp"
 #include "clan_emul/oob_node_lock.hpp"
 #include "clan_emul/oob_runtime_dir.hpp"
 #include "clan_emul/oob_shared.hpp"
+#include "clan_emul/oob_tcp_probe.hpp"
 #include "clan_emul/oob_wire.hpp"
 
 namespace clan::oob_detail {
@@ -52,12 +56,15 @@ class Core : public std::enable_shared_from_this<Core> {
   const std::string& runtime_dir() const { return cfg_.runtime_dir; }
   OobStats stats() const;
   std::chrono::milliseconds peer_timeout() const { return cfg_.peer_timeout; }
+  // The tcp address the node listens on ("host:port"), empty if none.
+  const std::string& listen_address() const { return listen_address_; }
+  uint16_t listen_port() const { return listen_port_; }
   bool in_owner_process() const;
 
   // --- Any user thread (each returns kClosed once stopped). ---
   Result<std::shared_ptr<ListenerShared>> listen(uint16_t port);
   void unlisten(std::shared_ptr<ListenerShared> l);
-  ConnResult connect(const std::string& node, uint16_t port, std::vector<std::byte> blob,
+  ConnResult connect(const std::string& address, uint16_t port, std::vector<std::byte> blob,
                      Deadline deadline);
   ConnResult accept(PendingRequest req, std::vector<std::byte> blob);
   void reject(PendingRequest req);
@@ -66,13 +73,17 @@ class Core : public std::enable_shared_from_this<Core> {
 
  private:
   struct PeerNode {
-    std::string name;
-    std::unique_ptr<zmq::socket_t> dealer;  // created lazily
+    PeerAddress addr;
+    std::string key;                         // addr.key(): the table's key
+    std::unique_ptr<zmq::socket_t> dealer;   // created lazily
+    std::unique_ptr<zmq::socket_t> monitor;  // remote: the DEALER's connection events
+    std::unique_ptr<TcpProbe> probe;         // remote: is anything listening at addr?
     uint64_t instance = 0;                  // 0: not heard from yet
     oob_wire::Token token{};                // its token for us: proves its frames
     oob_wire::Token our_token{};            // ours for it (token_for(name))
     bool alive = false;                     // heard from and not declared dead since
     pid_t pid = 0;
+    oob_wire::BootId boot_id{};
     bool same_host = false;   // same boot id
     bool watch_pid = false;   // same boot id and pid namespace: pidfd is meaningful
     int pidfd = -1;
@@ -83,9 +94,10 @@ class Core : public std::enable_shared_from_this<Core> {
     bool flush_on_close = false;  // teardown sent it something worth a short linger
   };
   struct PendingConnect {
-    std::string node;
+    std::string key;  // of the node it goes to
     Deadline deadline;
     std::promise<ConnResult> promise;
+    std::shared_ptr<std::string> why;  // a refusal's words, for the caller's thread
   };
 
   Core(OobConfig cfg, NodeIdentity identity);
@@ -93,7 +105,8 @@ class Core : public std::enable_shared_from_this<Core> {
   bool post(std::function<void()> fn);  // false once stopping
   template <class R>
   R call(std::function<R()> fn, R if_stopped);
-  void describe_connect_failure(Errc e, const std::string& node, uint16_t port) const;
+  void describe_connect_failure(Errc e, const PeerAddress& to, uint16_t port, const std::string& why) const;
+  Errc check_connect_address(const PeerAddress& to, std::size_t blob_size) const;
 
   // --- Manager thread only (_mt). ---
   // The commands user threads post, and the close at stop (oob_core.cpp).
@@ -103,48 +116,76 @@ class Core : public std::enable_shared_from_this<Core> {
   // The loop and the sockets (oob_router.cpp).
   // Creates the ZeroMQ context and binds the ROUTER (start()).
   Errc bind_router();
+  static void set_router_options(zmq::socket_t& router);  // throws zmq::error_t
   void run_mt();
-  void poll_once_mt(std::vector<zmq_pollitem_t>& items, std::vector<std::string>& pid_watch);
-  void read_router_mt();
-  void dispatch_mt(const oob_wire::Message& m);
+  // What an item of the poll set is: the sockets, or the record it watches.
+  enum class Watch : uint8_t { kRouter, kWake, kTcpRouter, kPidfd, kMonitor, kProbe };
+  struct Watched {
+    Watch what;
+    std::string key;
+  };
+  void poll_once_mt(std::vector<zmq_pollitem_t>& items, std::vector<Watched>& watched);
+  void add_peer_items_mt(std::vector<zmq_pollitem_t>& items, std::vector<Watched>& watched);
+  void serve_item_mt(const zmq_pollitem_t& item, const Watched& w);
+  void read_router_mt(zmq::socket_t& router, bool tcp);
+  bool origin_of(const oob_wire::Message& m, zmq::message_t& payload, bool tcp, PeerAddress& from) const;
+  void dispatch_mt(const oob_wire::Message& m, const PeerAddress& from);
+  std::unique_ptr<zmq::socket_t> make_dealer_mt(PeerNode& n);
   bool send_mt(PeerNode& n, oob_wire::Message& m);  // fills the header
   void send_disconnect_mt(PeerNode& n, const ConnShared& c);
 
   // Connections (oob_handshake.cpp).
-  void start_connect_mt(const std::string& node, uint16_t port, std::vector<std::byte> blob,
-                        Deadline deadline, std::promise<ConnResult> promise);
+  void start_connect_mt(const PeerAddress& to, uint16_t port, std::vector<std::byte> blob, Deadline deadline,
+                        std::promise<ConnResult> promise, std::shared_ptr<std::string> why);
   ConnResult accept_mt(const PendingRequest& req, std::vector<std::byte> blob);
   void reject_mt(const PendingRequest& req, oob_wire::RejectReason why);
   void close_listener_mt(ListenerShared& l);
   void finish_pending_mt(uint64_t id, ConnResult r);
   void add_conn_mt(PeerNode& n, std::shared_ptr<ConnShared> c);
-  void on_connect_req_mt(const oob_wire::Message& m);
-  bool answers_our_connect_mt(const oob_wire::Message& m) const;
-  void on_accept_mt(const oob_wire::Message& m);
-  void on_reject_mt(const oob_wire::Message& m);
-  void on_disconnect_mt(const oob_wire::Message& m);
+  PeerNode* requester_mt(const PendingRequest& req);
+  void on_connect_req_mt(const oob_wire::Message& m, const PeerAddress& from);
+  void queue_request_mt(PeerNode& n, const oob_wire::Message& m, const PeerAddress& from);
+  void refuse_wrong_node_mt(const oob_wire::Message& m, const PeerAddress& from);
+  bool answers_our_connect_mt(const oob_wire::Message& m, const PeerAddress& from) const;
+  void on_accept_mt(const oob_wire::Message& m, const PeerAddress& from);
+  void on_reject_mt(const oob_wire::Message& m, const PeerAddress& from);
+  bool on_wrong_node_mt(const oob_wire::Message& m, const PeerAddress& from);
+  void on_disconnect_mt(const oob_wire::Message& m, const PeerAddress& from);
 
   // The peer table (oob_peers.cpp).
   // The sender's record if the frame is believed; nullptr (counted as
   // unknown or forged) otherwise. Only a handshake frame (`introduces`) may
   // create a record or bring a new incarnation of the node.
-  PeerNode* observe_mt(const oob_wire::Header& h, bool introduces);
+  PeerNode* observe_mt(const oob_wire::Header& h, const PeerAddress& from, bool introduces);
   bool believed_mt(PeerNode& n, const oob_wire::Header& h, bool introduces);
   bool may_replace_mt(PeerNode& n);
-  PeerNode* get_node_mt(const std::string& name, bool create);
+  PeerNode* find_node_mt(const std::string& key);
+  PeerNode* get_node_mt(const PeerAddress& addr, bool create);
+  // A node of this runtime directory holds its name; one of another host
+  // cannot be asked (its death is seen by its address, oob_tcp.cpp).
+  bool may_be_alive(const PeerAddress& addr) const;
   void node_alive_mt(PeerNode& n, const oob_wire::Header& h);
   void node_died_mt(PeerNode& n);
-  void erase_node_mt(const std::string& name);
+  void fail_pending_mt(const std::string& key, Errc e, const std::string& why);
+  void erase_node_mt(const std::string& key);
   void forget_idle_nodes_mt(Clock::time_point now);
   bool evict_idle_node_mt();
   void return_free_memory_mt(std::size_t forgotten);
 
   // Liveness and timers (oob_liveness.cpp).
-  void on_heartbeat_mt(const oob_wire::Message& m);
+  void on_heartbeat_mt(const oob_wire::Message& m, const PeerAddress& from);
   void on_timer_mt(Clock::time_point now);
   void heartbeat_tick_mt(Clock::time_point now);
   int poll_timeout_ms_mt(Clock::time_point now) const;
   static bool judged_by_silence(const PeerNode& n);
+
+  // Tcp and the death of peers of other hosts (oob_tcp.cpp).
+  Errc bind_tcp_router();
+  void watch_connection_mt(PeerNode& n, zmq::socket_t& dealer);
+  void on_monitor_mt(PeerNode& n);
+  void on_probe_mt(PeerNode& n, Clock::time_point now);
+  void probe_deadlines_mt(Clock::time_point now);
+  void nothing_listens_mt(PeerNode& n);
 
   static constexpr std::size_t kMaxPeers = 1024;
   static constexpr std::size_t kMaxQueuedRequests = 1024;
@@ -168,6 +209,10 @@ class Core : public std::enable_shared_from_this<Core> {
   // Owned by the manager thread (created before it starts).
   std::optional<zmq::context_t> ctx_;
   std::optional<zmq::socket_t> router_;
+  std::optional<zmq::socket_t> tcp_router_;  // when cfg_.listen names an address
+  std::string listen_address_;               // host:port bound; set before the thread starts
+  uint16_t listen_port_ = 0;
+  uint64_t next_monitor_ = 1;                // names the DEALERs' monitor endpoints
   std::map<std::string, PeerNode> nodes_;
   std::map<uint16_t, std::shared_ptr<ListenerShared>> listeners_;
   std::map<uint64_t, PendingConnect> pending_;

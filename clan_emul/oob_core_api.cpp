@@ -51,45 +51,68 @@ void Core::unlisten(std::shared_ptr<ListenerShared> l) {
   });
 }
 
-ConnResult Core::connect(const std::string& node, uint16_t port, std::vector<std::byte> blob,
+// kInvalidArgument in words for what cannot be sent to `to`.
+Errc Core::check_connect_address(const PeerAddress& to, std::size_t blob_size) const {
+  if (blob_size > oob_wire::kMaxBlob) {
+    return set_error(Errc::kInvalidArgument, 0, "connect to '%s': the blob is %zu bytes, above %zu",
+                     to.key().c_str(), blob_size, oob_wire::kMaxBlob);
+  }
+  if (!to.remote() && sock_path(cfg_.runtime_dir, to.name).size() > kSunPathMax) {
+    return set_error(Errc::kInvalidArgument, 0, "connect to node '%s': its socket path is too long",
+                     to.name.c_str());
+  }
+  if (to.remote() && listen_port_ == 0) {
+    return set_error(Errc::kInvalidArgument, 0,
+                     "connect to '%s': node '%s' listens on no tcp address (OobConfig::listen, "
+                     "$CLAN_OOB_LISTEN), so a node of another host could not answer it",
+                     to.key().c_str(), cfg_.node.c_str());
+  }
+  return Errc::kOk;
+}
+
+ConnResult Core::connect(const std::string& address, uint16_t port, std::vector<std::byte> blob,
                          Deadline deadline) {
   clear_error();
   if (!in_owner_process()) {
     return set_error(Errc::kInvalidArgument, 0, "this OOB manager belongs to the process that forked this one");
   }
-  if (!oob_wire::valid_node_name(node)) {
-    return set_error(Errc::kInvalidArgument, 0, "'%s' is not a node name", node.c_str());
-  }
-  if (blob.size() > oob_wire::kMaxBlob || sock_path(cfg_.runtime_dir, node).size() > kSunPathMax) {
-    return set_error(Errc::kInvalidArgument, 0, "connect to node '%s': blob or socket path too long", node.c_str());
-  }
-  // The manager thread answers the connect: waiting for it there would deadlock.
+  // The manager thread answers the connect: waiting for it there would
+  // deadlock (and resolving a host name would hold up every peer).
   if (std::this_thread::get_id() == thread_id_.load()) return Errc::kWouldBlock;
-  if (!node_alive(cfg_.runtime_dir, node)) {
-    return set_error(Errc::kRefused, 0, "no node '%s' is running in the runtime directory '%s'", node.c_str(),
+  PeerAddress to;
+  if (Errc e = parse_peer_address(address, to); e != Errc::kOk) return e;
+  if (Errc e = check_connect_address(to, blob.size()); e != Errc::kOk) return e;
+  if (!may_be_alive(to)) {
+    return set_error(Errc::kRefused, 0, "no node '%s' is running in the runtime directory '%s'", to.name.c_str(),
                      cfg_.runtime_dir.c_str());
   }
   auto p = std::make_shared<std::promise<ConnResult>>();
   auto f = p->get_future();
   auto b = std::make_shared<std::vector<std::byte>>(std::move(blob));
-  if (!post([this, p, b, node, port, deadline] {
-        start_connect_mt(node, port, std::move(*b), deadline, std::move(*p));
+  auto why = std::make_shared<std::string>();
+  if (!post([this, p, b, to, port, deadline, why] {
+        start_connect_mt(to, port, std::move(*b), deadline, std::move(*p), why);
       })) {
     return set_error(Errc::kClosed, 0, "this node's OOB manager has stopped");
   }
   // The manager thread always answers: by the deadline, on peer death, or at stop.
   ConnResult r = f.get();
-  if (!r) describe_connect_failure(r.error(), node, port);
+  if (!r) describe_connect_failure(r.error(), to, port, *why);
   return r;
 }
 
 // In words, on the caller's thread, what the manager thread answered.
-void Core::describe_connect_failure(Errc e, const std::string& node, uint16_t port) const {
-  const char* n = node.c_str();
+void Core::describe_connect_failure(Errc e, const PeerAddress& to, uint16_t port, const std::string& why) const {
+  const std::string key = to.key();
+  const char* n = key.c_str();
   switch (e) {
     case Errc::kRefused:
-      set_error(e, 0, "node '%s' refused the connection to port %u (nobody listens there, or too many "
-                "requests wait)", n, port);
+      if (!why.empty()) {
+        set_error(e, 0, "node '%s' refused the connection to port %u: %s", n, port, why.c_str());
+      } else {
+        set_error(e, 0, "node '%s' refused the connection to port %u (nobody listens there, or too many "
+                  "requests wait)", n, port);
+      }
       break;
     case Errc::kTimeout: set_error(e, 0, "node '%s' did not answer on port %u in time", n, port); break;
     case Errc::kPeerDead: set_error(e, 0, "node '%s' died before it answered", n); break;
@@ -117,7 +140,7 @@ void Core::local_disconnect(std::shared_ptr<ConnShared> c) {
   if (!in_owner_process()) return;
   // If posting fails the manager is stopping and its teardown still holds c.
   post([this, c] {
-    if (auto it = nodes_.find(c->peer_node); it != nodes_.end()) {
+    if (auto it = nodes_.find(c->peer_key); it != nodes_.end()) {
       PeerNode& n = it->second;
       auto ci = n.conns.find(c->id);
       if (ci != n.conns.end() && ci->second == c) {

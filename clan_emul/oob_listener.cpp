@@ -31,7 +31,13 @@ const std::string& OobRequest::peer_node() const {
   static const std::string kEmpty;
   return r_ ? r_->hdr.node : kEmpty;
 }
+const std::string& OobRequest::peer_address() const {
+  static const std::string kEmpty;
+  return r_ ? r_->address : kEmpty;
+}
 pid_t OobRequest::peer_pid() const { return r_ ? r_->hdr.pid : 0; }
+bool OobRequest::peer_on_this_host() const { return r_ && r_->on_this_host; }
+OobBootId OobRequest::peer_boot_id() const { return r_ ? r_->hdr.boot_id : OobBootId{}; }
 
 Result<std::shared_ptr<OobConnection>> OobRequest::accept(std::vector<std::byte> blob) {
   if (!r_ || blob.size() > kOobMaxBlob) return Errc::kInvalidArgument;

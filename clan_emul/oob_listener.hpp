@@ -30,7 +30,10 @@ class OobRequest {
 
   const std::vector<std::byte>& peer_blob() const;
   const std::string& peer_node() const;
+  const std::string& peer_address() const;  // as OobConnection's
   pid_t peer_pid() const;
+  bool peer_on_this_host() const;  // as OobConnection's
+  OobBootId peer_boot_id() const;
 
   // kInvalidArgument: blob above 64 KiB or request already answered;
   // kPeerDead: the requester died meanwhile; kClosed: the manager stopped.

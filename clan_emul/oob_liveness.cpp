@@ -11,7 +11,7 @@ namespace clan::oob_detail {
 using oob_wire::Message;
 using oob_wire::MsgType;
 
-void Core::on_heartbeat_mt(const Message& m) { observe_mt(m.hdr, false); }
+void Core::on_heartbeat_mt(const Message& m, const PeerAddress& from) { observe_mt(m.hdr, from, false); }
 
 // A peer whose pid we watch is dead when its process exits, never because it
 // is slow or stopped (SIGSTOP, a debugger): its silence proves nothing.
@@ -25,6 +25,9 @@ int Core::poll_timeout_ms_mt(Clock::time_point now) const {
     if (judged_by_silence(n)) next = std::min(next, n.last_rx + cfg_.peer_timeout);
   }
   for (auto& [id, p] : pending_) next = std::min(next, p.deadline.when());
+  for (auto& [key, n] : nodes_) {
+    if (n.probe) next = std::min(next, n.probe->deadline());
+  }
   if (next <= now) return 0;
   auto ms = std::chrono::ceil<std::chrono::milliseconds>(next - now).count();
   return static_cast<int>(std::min<int64_t>(ms, 60'000));
@@ -41,10 +44,12 @@ void Core::heartbeat_tick_mt(Clock::time_point now) {
       send_mt(n, hb);
     }
   }
-  // A node dying before it answers our connect: its lock goes away.
+  // A node of this directory dying before it answers our connect: its lock
+  // goes away (one of another host: oob_tcp.cpp).
   std::vector<uint64_t> dead;
   for (auto& [id, p] : pending_) {
-    if (!node_alive(cfg_.runtime_dir, p.node)) dead.push_back(id);
+    const PeerNode* n = find_node_mt(p.key);
+    if (n && !may_be_alive(n->addr)) dead.push_back(id);
   }
   for (uint64_t id : dead) finish_pending_mt(id, Errc::kPeerDead);
   forget_idle_nodes_mt(now);
@@ -66,6 +71,18 @@ void Core::on_timer_mt(Clock::time_point now) {
     if (!p.deadline.is_never() && now >= p.deadline.when()) expired.push_back(id);
   }
   for (uint64_t id : expired) finish_pending_mt(id, Errc::kTimeout);
+  probe_deadlines_mt(now);
+}
+
+// Probes whose connect neither completed nor failed by their deadline.
+void Core::probe_deadlines_mt(Clock::time_point now) {
+  std::vector<std::string> keys;
+  for (auto& [key, n] : nodes_) {
+    if (n.probe && now >= n.probe->deadline()) keys.push_back(key);
+  }
+  for (auto& key : keys) {
+    if (PeerNode* n = find_node_mt(key); n && n->probe) on_probe_mt(*n, now);
+  }
 }
 
 }  // namespace clan::oob_detail

@@ -28,6 +28,8 @@ const std::string& OobManager::node() const { return core_->node(); }
 const std::string& OobManager::runtime_dir() const { return core_->runtime_dir(); }
 OobStats OobManager::stats() const { return core_->stats(); }
 std::chrono::milliseconds OobManager::peer_timeout() const { return core_->peer_timeout(); }
+const std::string& OobManager::listen_address() const { return core_->listen_address(); }
+uint16_t OobManager::listen_port() const { return core_->listen_port(); }
 
 Result<std::unique_ptr<OobListener>> OobManager::listen(uint16_t port) {
   auto l = core_->listen(port);

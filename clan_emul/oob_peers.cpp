@@ -17,24 +17,36 @@ constexpr auto kEvictableAfter = std::chrono::seconds(1);  // idle this long: ma
 
 }  // namespace
 
-Core::PeerNode* Core::get_node_mt(const std::string& name, bool create) {
-  if (auto it = nodes_.find(name); it != nodes_.end()) return &it->second;
+Core::PeerNode* Core::find_node_mt(const std::string& key) {
+  auto it = nodes_.find(key);
+  return it == nodes_.end() ? nullptr : &it->second;
+}
+
+Core::PeerNode* Core::get_node_mt(const PeerAddress& addr, bool create) {
+  const std::string key = addr.key();
+  if (auto it = nodes_.find(key); it != nodes_.end()) return &it->second;
   if (!create) return nullptr;
   if (nodes_.size() >= kMaxPeers && !evict_idle_node_mt()) return nullptr;
-  PeerNode& n = nodes_[name];
-  n.name = name;
-  n.our_token = identity_.token_for(name);
+  PeerNode& n = nodes_[key];
+  n.addr = addr;
+  n.key = key;
+  // Keyed by the address: two hosts' nodes of one name learn different tokens.
+  n.our_token = identity_.token_for(key);
   n.last_used = Clock::now();
   peers_.store(nodes_.size(), std::memory_order_relaxed);
   return &n;
 }
 
+bool Core::may_be_alive(const PeerAddress& addr) const {
+  return addr.remote() || node_alive(cfg_.runtime_dir, addr.name);
+}
+
 // Every believed message is proof of life of its sender's incarnation.
-Core::PeerNode* Core::observe_mt(const oob_wire::Header& h, bool introduces) {
-  PeerNode* n = get_node_mt(h.node, false);
+Core::PeerNode* Core::observe_mt(const oob_wire::Header& h, const PeerAddress& from, bool introduces) {
+  PeerNode* n = get_node_mt(from, false);
   if (!n) {
     // Only for replies we owe: never allocate for a node that is not alive.
-    if (!introduces || !node_alive(cfg_.runtime_dir, h.node) || !(n = get_node_mt(h.node, true))) {
+    if (!introduces || !may_be_alive(from) || !(n = get_node_mt(from, true))) {
       unknown_.fetch_add(1, std::memory_order_relaxed);
       return nullptr;
     }
@@ -80,6 +92,7 @@ void Core::node_alive_mt(PeerNode& n, const oob_wire::Header& h) {
   n.token = h.token;
   n.alive = true;
   n.pid = h.pid;
+  n.boot_id = h.boot_id;
   n.same_host = identity_.same_host(h);
   // A pid means something only in our pid namespace (containers share boot ids).
   n.watch_pid = n.same_host && identity_.same_pid_namespace(h);
@@ -96,11 +109,7 @@ void Core::node_died_mt(PeerNode& n) {
   n.alive = false;
   if (n.pidfd >= 0) ::close(n.pidfd);
   n.pidfd = -1;
-  std::vector<uint64_t> pend;
-  for (auto& [id, p] : pending_) {
-    if (p.node == n.name) pend.push_back(id);
-  }
-  for (uint64_t id : pend) finish_pending_mt(id, Errc::kPeerDead);
+  fail_pending_mt(n.key, Errc::kPeerDead, {});
   // Callbacks last: they may call back into the manager.
   for (auto& [id, c] : conns) {
     c->leave(OobState::kPeerDead);
@@ -114,9 +123,9 @@ void Core::node_died_mt(PeerNode& n) {
 // socket per client gone.
 void Core::forget_idle_nodes_mt(Clock::time_point now) {
   std::vector<std::string> names;
-  for (auto& [name, n] : nodes_) {
+  for (auto& [key, n] : nodes_) {
     if (!n.conns.empty() || n.pending_connects != 0) continue;
-    if (now - n.last_used > kIdlePeerGrace || !node_alive(cfg_.runtime_dir, name)) names.push_back(name);
+    if (now - n.last_used > kIdlePeerGrace || !may_be_alive(n.addr)) names.push_back(key);
   }
   for (auto& name : names) erase_node_mt(name);
   return_free_memory_mt(names.size());
@@ -157,8 +166,19 @@ bool Core::evict_idle_node_mt() {
   return true;
 }
 
-void Core::erase_node_mt(const std::string& name) {
-  auto it = nodes_.find(name);
+// Fails every pending connect to node `key` with `e`; `why` gives the words.
+void Core::fail_pending_mt(const std::string& key, Errc e, const std::string& why) {
+  std::vector<uint64_t> ids;
+  for (auto& [id, p] : pending_) {
+    if (p.key != key) continue;
+    if (p.why && !why.empty()) *p.why = why;
+    ids.push_back(id);
+  }
+  for (uint64_t id : ids) finish_pending_mt(id, e);
+}
+
+void Core::erase_node_mt(const std::string& key) {
+  auto it = nodes_.find(key);
   if (it == nodes_.end()) return;
   if (it->second.pidfd >= 0) ::close(it->second.pidfd);
   nodes_.erase(it);  // the DEALER closes with linger 0

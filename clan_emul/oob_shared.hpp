@@ -19,6 +19,7 @@
 
 #include "clan_emul/deadline.hpp"
 #include "clan_emul/error.hpp"
+#include "clan_emul/oob_address.hpp"
 #include "clan_emul/oob_connection.hpp"
 #include "clan_emul/oob_wire.hpp"
 
@@ -29,10 +30,13 @@ struct ConnShared {
   // Immutable after creation.
   uint64_t id = 0;       // ours
   uint64_t peer_id = 0;  // the peer's id for the same connection
-  std::string peer_node;
+  std::string peer_node;     // its name
+  // Its address, NAME or NAME@HOST:PORT over tcp: its record's key in the peer table.
+  std::string peer_key;
   uint64_t peer_instance = 0;
   pid_t peer_pid = 0;
-  bool same_host = false;
+  oob_wire::BootId peer_boot_id{};
+  bool on_this_host = false;  // same boot id and pid namespace
   std::vector<std::byte> peer_blob;
 
   std::atomic<OobState> state{OobState::kConnected};
@@ -60,6 +64,9 @@ struct PendingRequest {
   oob_wire::Header hdr;  // the requester's identity (node, instance, pid, boot id)
   uint64_t peer_conn = 0;
   std::vector<std::byte> blob;
+  PeerAddress from;           // where it came from
+  std::string address;        // NAME, or NAME@HOST:PORT over tcp
+  bool on_this_host = false;  // same boot id and pid namespace
 };
 
 // Shared by an OobListener and the manager thread.

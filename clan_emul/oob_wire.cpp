@@ -66,6 +66,15 @@ bool read_blob(Reader& r, std::vector<std::byte>& out) {
   return true;
 }
 
+// A length byte and a node name; false unless it is a valid one.
+bool read_name(Reader& r, std::string& out) {
+  uint8_t len = r.u8();
+  auto b = r.bytes(len);
+  if (r.failed()) return false;
+  out.assign(reinterpret_cast<const char*>(b.data()), b.size());
+  return valid_node_name(out);
+}
+
 }  // namespace
 
 bool valid_node_name(std::string_view name) {
@@ -91,10 +100,13 @@ std::vector<std::byte> encode(const Message& m) {
   w.bytes(m.hdr.boot_id.data(), m.hdr.boot_id.size());
   w.u64(m.hdr.pid_ns);
   w.bytes(m.hdr.token.data(), m.hdr.token.size());
+  w.u16(m.hdr.reply_port);
   switch (m.hdr.type) {
     case MsgType::kConnectReq:
       w.u64(m.src_conn);
       w.u16(m.port);
+      w.u8(static_cast<uint8_t>(m.dst_node.size()));
+      w.bytes(m.dst_node.data(), m.dst_node.size());
       w.u32(static_cast<uint32_t>(m.blob.size()));
       w.bytes(m.blob.data(), m.blob.size());
       break;
@@ -126,11 +138,7 @@ std::optional<Message> decode(std::span<const std::byte> frame) {
   uint8_t type = r.u8();
   if (type < 1 || type > kMaxMsgType) return std::nullopt;
   m.hdr.type = static_cast<MsgType>(type);
-  uint8_t node_len = r.u8();
-  auto node = r.bytes(node_len);
-  if (r.failed()) return std::nullopt;
-  m.hdr.node.assign(reinterpret_cast<const char*>(node.data()), node.size());
-  if (!valid_node_name(m.hdr.node)) return std::nullopt;
+  if (!read_name(r, m.hdr.node)) return std::nullopt;
   m.hdr.instance = r.u64();
   m.hdr.pid = static_cast<int32_t>(r.u32());
   auto boot = r.bytes(m.hdr.boot_id.size());
@@ -140,13 +148,14 @@ std::optional<Message> decode(std::span<const std::byte> frame) {
   auto token = r.bytes(m.hdr.token.size());
   if (r.failed()) return std::nullopt;
   std::memcpy(m.hdr.token.data(), token.data(), token.size());
+  m.hdr.reply_port = r.u16();
   if (m.hdr.instance == 0 || m.hdr.pid <= 0) return std::nullopt;
 
   switch (m.hdr.type) {
     case MsgType::kConnectReq:
       m.src_conn = r.u64();
       m.port = r.u16();
-      if (m.src_conn == 0 || !read_blob(r, m.blob)) return std::nullopt;
+      if (m.src_conn == 0 || !read_name(r, m.dst_node) || !read_blob(r, m.blob)) return std::nullopt;
       break;
     case MsgType::kAccept:
       m.dst_conn = r.u64();

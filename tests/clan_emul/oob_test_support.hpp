@@ -22,11 +22,14 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
+#include <zmq.hpp>
 
 #include "clan_emul/oob_manager.hpp"
+#include "clan_emul/oob_wire.hpp"
 
 namespace clan::oob_test {
 
@@ -62,6 +65,14 @@ inline OobConfig config(const TempDir& dir, const std::string& node, std::chrono
   c.runtime_dir = dir.path;
   c.heartbeat_interval = hb;
   c.peer_timeout = timeout;
+  return c;
+}
+
+// As config(), and listening on tcp at 127.0.0.1, on a port the system picks.
+inline OobConfig tcp_config(const TempDir& dir, const std::string& node, std::chrono::milliseconds hb = 100ms,
+                            std::chrono::milliseconds timeout = 1000ms) {
+  OobConfig c = config(dir, node, hb, timeout);
+  c.listen = "127.0.0.1:0";
   return c;
 }
 
@@ -274,6 +285,68 @@ inline void leave_killed_node(const TempDir& dir, const std::string& name) {
   Child holder([&](Child& self) { return holding_node(self, dir, name); });
   REQUIRE(holder.hear(Deadline::after(20s)) == "ready");
   holder.kill_and_reap();
+}
+
+// Sends `raw` every kind of malformed frame, and valid frames mutated at
+// random (some stay valid), derived from `valid`; returns how many of them
+// are certainly malformed.
+inline uint64_t send_garbage(zmq::socket_t& raw, const oob_wire::Message& valid) {
+  using namespace oob_wire;
+  auto send = [&](const std::vector<std::byte>& f) { raw.send(zmq::buffer(f), zmq::send_flags::none); };
+  auto sendv = [&](std::initializer_list<int> bytes) {
+    std::vector<std::byte> f;
+    for (int b : bytes) f.push_back(std::byte(static_cast<uint8_t>(b)));
+    send(f);
+  };
+  auto good = encode(valid);
+
+  uint64_t expected_malformed = 0;
+  send({});
+  sendv({1});
+  sendv({'h', 'e', 'l', 'l', 'o'});
+  expected_malformed += 3;
+  raw.send(zmq::buffer(good), zmq::send_flags::sndmore);  // two frames: not one message
+  raw.send(zmq::buffer(good), zmq::send_flags::none);
+  expected_malformed += 1;
+  for (auto [off, v] : std::initializer_list<std::pair<std::size_t, int>>{
+           {0, 0}, {4, 9}, {5, 0}, {5, 200}, {6, 0}, {6, 250}, {7, '/'}}) {
+    auto f = good;
+    f[off] = std::byte(static_cast<uint8_t>(v));
+    send(f);
+    ++expected_malformed;
+  }
+  {
+    auto f = good;  // blob length claims 4 GiB
+    std::size_t blob_len_at = f.size() - valid.blob.size() - 4;
+    for (int i = 0; i < 4; ++i) f[blob_len_at + i] = std::byte{0xff};
+    send(f);
+    f = good;
+    f.resize(f.size() - 1);  // truncated
+    send(f);
+    f = good;
+    f.push_back(std::byte{0});  // trailing byte
+    send(f);
+    expected_malformed += 3;
+  }
+  std::mt19937 rng(12345);
+  for (int i = 0; i < 500; ++i) {  // random bytes (a valid magic has odds 2^-32)
+    std::vector<std::byte> f(rng() % 300);
+    for (auto& b : f) b = std::byte(static_cast<uint8_t>(rng()));
+    send(f);
+    ++expected_malformed;
+  }
+  for (int i = 0; i < 2000; ++i) {  // mutated valid frames of every type: some stay valid
+    Message m = valid;
+    m.hdr.type = static_cast<MsgType>(1 + rng() % kMaxMsgType);
+    m.dst_conn = 1 + rng() % 4;
+    auto f = encode(m);
+    for (int k = 1 + static_cast<int>(rng() % 3); k > 0; --k) {
+      f[rng() % f.size()] ^= std::byte(static_cast<uint8_t>(1 + rng() % 255));
+    }
+    if (rng() % 4 == 0) f.resize(rng() % f.size());
+    send(f);
+  }
+  return expected_malformed;
 }
 
 }  // namespace clan::oob_test

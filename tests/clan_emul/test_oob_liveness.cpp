@@ -118,6 +118,7 @@ TEST_CASE("oob: a peer whose pid cannot be watched is declared dead after peer_t
   req.hdr.pid_ns = 1;  // not ours: its pid means nothing here
   req.src_conn = 1;
   req.port = 7;
+  req.dst_node = "srv";
   raw.send(zmq::buffer(encode(req)), zmq::send_flags::none);
   auto r = (*l)->next_request(Deadline::after(20s));
   REQUIRE(r.ok());

@@ -20,6 +20,7 @@ TEST_CASE("oob wire: every truncation or extension of a valid frame is rejected"
   m.dst_conn = 7;
   m.src_conn = 9;
   m.port = 5;
+  m.dst_node = "node-2";
   m.reason = RejectReason::kRejected;
   m.blob = pattern(100, 3);
   for (uint8_t t = 1; t <= kMaxMsgType; ++t) {
@@ -47,6 +48,7 @@ TEST_CASE("oob wire: bad magic, version, type, name, pid, ids and lengths are re
   m.hdr.instance = 1;
   m.hdr.pid = 1;
   m.src_conn = 1;
+  m.dst_node = "d";
   auto good = encode(m);
   REQUIRE(decode(good).has_value());
   auto bad = [&](std::size_t off, uint8_t v) {
@@ -55,8 +57,8 @@ TEST_CASE("oob wire: bad magic, version, type, name, pid, ids and lengths are re
     return !decode(f).has_value();
   };
   CHECK(bad(0, 0));     // magic
-  CHECK(bad(4, 1));     // version 1, without the token
-  CHECK(bad(4, 3));     // a later version
+  CHECK(bad(4, 2));     // version 2, without the reply port and destination
+  CHECK(bad(4, 4));     // a later version
   CHECK(bad(5, 0));     // type 0
   CHECK(bad(5, 99));    // unknown type
   CHECK(bad(7, '/'));   // node name character

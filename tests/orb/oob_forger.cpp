@@ -92,6 +92,7 @@ int main(int argc, char** argv) {
     marker.hdr.pid = ::getpid();
     marker.src_conn = 1;
     marker.port = 65535;
+    marker.dst_node = server;
     s.send(zmq::buffer(encode(marker)), zmq::send_flags::none);
   }
   std::size_t answers = 0;
