@@ -34,6 +34,9 @@ clan::NicConfig nic_config(const std::string& name, const FabricOptions& o) {
   nc.frames = o.frames;
   nc.remap_cost = std::chrono::nanoseconds(o.remap_ns);
   nc.replacement = static_cast<clan::Replacement>(o.replacement);
+  // Other hosts reach the NIC's wire at this host's address, on any port.
+  if (!o.host.empty()) nc.wire.listen = o.host + ":0";
+  nc.wire.provider = o.provider;
   return nc;
 }
 
@@ -61,6 +64,7 @@ std::shared_ptr<Fabric> Fabric::get(const char* scheme, const std::string& node)
   }
   clan::OobConfig oc;
   oc.node = name;
+  if (!fabric_options().host.empty()) oc.listen = fabric_options().host + ":0";
   auto oob = clan::OobManager::start(oc);
   if (!oob) {
     omniORB::logger l;
@@ -91,6 +95,16 @@ void Fabric::release() {
   std::lock_guard lock(fabric_mu);
   if (the_fabric) log_remaps(*the_fabric);
   the_fabric.reset();
+}
+
+std::string Fabric::published_reach() {
+  std::lock_guard lock(fabric_mu);
+  return the_fabric ? the_fabric->reach() : std::string();
+}
+
+std::string Fabric::reach() const {
+  if (oob_->listen_port() == 0) return "";
+  return fabric_options().host + ":" + std::to_string(oob_->listen_port());
 }
 
 const std::string& boot_id() {

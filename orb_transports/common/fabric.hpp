@@ -72,6 +72,11 @@ class Fabric {
   clan::Nic& nic() { return *nic_; }
   clan::OobManager& oob() { return *oob_; }
   const std::string& node() const { return oob_->node(); }
+  // "HOST:PORT" where nodes of other hosts reach this one (-ORBclanHost);
+  // empty without it.
+  std::string reach() const;
+  // The running fabric's reach(), without starting one.
+  static std::string published_reach();
 
  private:
   std::unique_ptr<clan::Nic> nic_;

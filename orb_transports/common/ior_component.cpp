@@ -18,6 +18,7 @@ std::vector<uint8_t> encode_ior_component(const IorComponent& c) {
   w.write_string(c.boot_id);
   w.write_string(c.address);
   w.write_string(c.runtime_dir);
+  if (!c.reach.empty()) w.write_string(c.reach);
   return w.bytes();
 }
 
@@ -33,6 +34,7 @@ bool decode_ior_component(uint32_t tag, const uint8_t* data, size_t len, IorComp
   r.read_string(c.boot_id, "boot id");
   r.read_string(c.address, "address");
   if (r.ok() && r.remaining() > 0) r.read_string(c.runtime_dir, "runtime directory");
+  if (r.ok() && r.remaining() > 0) r.read_string(c.reach, "address for other hosts");
   if (!r.ok()) {
     error = r.error();
     return false;

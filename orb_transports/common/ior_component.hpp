@@ -7,7 +7,10 @@
 //                reaches only processes of the same boot of the same host;
 //   address      the endpoint, "giop:<transport>:<node>:<port>";
 //   runtime dir  the server's clan_emul runtime directory: its nodes are
-//                found only by processes using the same directory.
+//                found only by processes using the same directory;
+//   reach        (optional) "HOST:PORT" where the server's node listens for
+//                nodes of other hosts (-ORBclanHost): a client of another
+//                host connects to NODE@HOST:PORT and writes over the wire.
 // Components holding only the first two strings are accepted (the runtime
 // directory is then not checked): clanorb servers have published that form.
 #pragma once
@@ -30,6 +33,7 @@ struct IorComponent {
   std::string boot_id;
   std::string address;
   std::string runtime_dir;  // empty if the component did not carry one
+  std::string reach;        // empty: the server serves its own host only
 };
 
 std::vector<uint8_t> encode_ior_component(const IorComponent& c);

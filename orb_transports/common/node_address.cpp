@@ -16,8 +16,26 @@ bool node_char(char ch) {
          ch == '_' || ch == '-';
 }
 
-// Why `node` cannot be a node name ("" if it can).
+bool reach_char(char ch) { return node_char(ch) || ch == ':' || ch == '[' || ch == ']'; }
+
+std::string name_problem(const std::string& node, bool allow_empty);
+
+// Why `node` cannot be a node, "NAME" or "NAME@HOST:PORT" (a node of
+// another host, which the connection manager checks in full), "" if it can.
 std::string node_problem(const std::string& node, bool allow_empty) {
+  const size_t at = node.find('@');
+  if (at == std::string::npos) return name_problem(node, allow_empty);
+  if (std::string why = name_problem(node.substr(0, at), false); !why.empty()) return why;
+  const std::string where = node.substr(at + 1);
+  if (where.empty() || where.size() > 262) return "the host after '@' is empty or too long";
+  for (char ch : where) {
+    if (!reach_char(ch)) return std::string("character '") + ch + "' is not allowed in a host address";
+  }
+  return "";
+}
+
+// Why `node` cannot be a node name ("" if it can).
+std::string name_problem(const std::string& node, bool allow_empty) {
   if (node.empty()) return allow_empty ? "" : "the node name is empty";
   for (char ch : node) {
     if (ch == ':') return "too many ':' (a node name has no ':')";

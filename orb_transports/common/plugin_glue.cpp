@@ -112,8 +112,10 @@ CORBA::Boolean encode_ior(omniInterceptors::encodeIOR_T::info_T& info) {
   const GIOP::Version& v = info.iiop.version;
   if (v.major == 1 && v.minor == 0) return 1;  // GIOP 1.0 profiles carry no components
   for (const auto& [tag, address] : addresses_to_publish(info.hints.policies)) {
+    // giop:via's NIC and node are its own, without a wire to other hosts.
+    const std::string reach = tag == kViaIorTag ? std::string() : Fabric::published_reach();
     const std::vector<uint8_t> data =
-        encode_ior_component({boot_id(), address, this_runtime_dir()});
+        encode_ior_component({boot_id(), address, this_runtime_dir(), reach});
     IOP::TaggedComponent& c = omniIOR::newIIOPtaggedComponent(info.iiop.components);
     c.tag = tag;
     c.component_data.length(static_cast<CORBA::ULong>(data.size()));
@@ -143,7 +145,8 @@ giopAddress* usable_address(const IOP::TaggedComponent& c) {
     return nullptr;
   }
   const std::string why = why_unusable_here(component, transport_linked(c.tag));
-  giopAddress* a = why.empty() ? giopAddress::str2Address(component.address.c_str()) : nullptr;
+  const std::string address = why.empty() ? address_from_here(component) : component.address;
+  giopAddress* a = why.empty() ? giopAddress::str2Address(address.c_str()) : nullptr;
   if (!a && omniORB::trace(kFallbackTraceLevel)) {
     log_fallback("not using " + component.address + " from an object reference: " +
                  (why.empty() ? std::string("omniORB cannot parse it") : why));

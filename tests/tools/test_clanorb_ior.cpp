@@ -82,7 +82,7 @@ TEST_CASE("clanorb-ior refuses input that is not an IOR, with the reason and sta
 
 TEST_CASE("clanorb-ior reports a truncated clanorb component as malformed, status 1", "[tool]") {
   std::vector<uint8_t> data = clanorb::encode_ior_component(
-      {clanorb::boot_id(), "giop:clan:srv:7", "/tmp/clanorb-1000"});
+      {clanorb::boot_id(), "giop:clan:srv:7", "/tmp/clanorb-1000", ""});
   data.resize(20);  // inside the boot id
   const Run r = run_tool({clanorb::test::forged_ior("example.org", 2809, {{clanorb::kClanIorTag, data}})});
   INFO(r.output);

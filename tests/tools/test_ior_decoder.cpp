@@ -21,7 +21,7 @@ using namespace clanorb::ior_tool;
 namespace {
 
 const IorComponent kSample{"4b379784-1b9c-432d-a144-51f68dfca3d9", "giop:clan:srv:7",
-                           "/tmp/clanorb-1000"};
+                           "/tmp/clanorb-1000", ""};
 
 bool decodes(uint32_t tag, const std::vector<uint8_t>& data, IorComponent& out, std::string& error) {
   return decode_ior_component(tag, data.data(), data.size(), out, error);
@@ -104,7 +104,7 @@ TEST_CASE("a malformed IOR component is refused with its reason", "[ior_tool]") 
 }
 
 TEST_CASE("a component is unusable here from another host or runtime directory", "[ior_tool]") {
-  IorComponent c{boot_id(), "giop:clan:srv:7", this_runtime_dir()};
+  IorComponent c{boot_id(), "giop:clan:srv:7", this_runtime_dir(), ""};
   CHECK(why_unusable_here(c, true).empty());
   CHECK(why_unusable_here(c, false) == "giop:clan is not linked into this program");
   IorComponent other_host = c;
@@ -124,7 +124,7 @@ TEST_CASE("a runtime directory spelled another way is the same directory", "[ior
   const char* before = std::getenv("CLAN_RUNTIME_DIR");
   const std::string saved = before ? before : "";
   setenv("CLAN_RUNTIME_DIR", dir.c_str(), 1);  // no other thread runs in this binary
-  IorComponent c{boot_id(), "giop:clan:srv:7", dir + "/./"};
+  IorComponent c{boot_id(), "giop:clan:srv:7", dir + "/./", ""};
   CHECK(why_unusable_here(c, true).empty());
   if (before)
     setenv("CLAN_RUNTIME_DIR", saved.c_str(), 1);
