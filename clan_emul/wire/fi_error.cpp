@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "clan_emul/error_detail.hpp"
+#include "clan_emul/wire/fi_loader.hpp"
 
 namespace clan::wire {
 
@@ -35,7 +36,7 @@ Errc fi_fail(int fi_ret, const char* fmt, ...) {
   std::vsnprintf(context, sizeof context, fmt, ap);
   va_end(ap);
   return set_error(errc_from_fi(fi_ret), 0, "%s: %s (fi_errno %d)", context,
-                   fi_strerror(std::abs(fi_ret)), std::abs(fi_ret));
+                   clan_fi_strerror(std::abs(fi_ret)), std::abs(fi_ret));
 }
 
 }  // namespace clan::wire

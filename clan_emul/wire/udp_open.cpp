@@ -16,6 +16,7 @@
 #include <cstring>
 #include <string>
 
+#include "clan_emul/wire/fi_loader.hpp"
 #include "clan_emul/error_detail.hpp"
 #include "clan_emul/wire/fi_error.hpp"
 #include "clan_emul/wire/udp_channel.hpp"
@@ -43,7 +44,7 @@ uint32_t address_format(const std::string& address) {
 
 // The udp provider's datagram endpoint on `address`:`port`, or an error.
 Result<fi_info*> find_provider(const UdpOptions& o, uint32_t format) {
-  fi_info* hints = fi_allocinfo();
+  fi_info* hints = clan_fi_allocinfo();
   if (hints == nullptr) return set_error(Errc::kNoResources, 0, "fi_allocinfo failed");
   hints->ep_attr->type = FI_EP_DGRAM;
   hints->caps = FI_MSG | FI_SOURCE;
@@ -52,9 +53,9 @@ Result<fi_info*> find_provider(const UdpOptions& o, uint32_t format) {
   hints->fabric_attr->prov_name = strdup("udp");
   const std::string service = std::to_string(o.port);
   fi_info* info = nullptr;
-  const int r = fi_getinfo(FI_VERSION(1, 17), o.address.c_str(), service.c_str(), FI_SOURCE,
+  const int r = clan_fi_getinfo(FI_VERSION(1, 17), o.address.c_str(), service.c_str(), FI_SOURCE,
                            hints, &info);
-  fi_freeinfo(hints);
+  clan_fi_freeinfo(hints);
   if (r != 0) {
     return fi_fail(r, "no libfabric udp provider for %s:%u (fi_getinfo)", o.address.c_str(),
                    o.port);
@@ -70,7 +71,7 @@ UdpChannel::Objects::~Objects() {
   if (cq) fi_close(&cq->fid);
   if (domain) fi_close(&domain->fid);
   if (fabric) fi_close(&fabric->fid);
-  if (info) fi_freeinfo(info);
+  if (info) clan_fi_freeinfo(info);
 }
 
 UdpChannel::UdpChannel(const UdpOptions& options) : options_(options) {}
@@ -82,6 +83,7 @@ UdpChannel::~UdpChannel() {
 }
 
 Result<std::unique_ptr<UdpChannel>> UdpChannel::open(const UdpOptions& options) {
+  if (Errc e = load_libfabric(); e != Errc::kOk) return e;
   const uint32_t format = address_format(options.address);
   if (format == 0) {
     return set_error(Errc::kInvalidArgument, 0,
@@ -118,7 +120,7 @@ Errc UdpChannel::open_objects() {
                      "and carries at most %zu",
                      options_.max_frame, inject, msg);
   }
-  int r = fi_fabric(o.info->fabric_attr, &o.fabric, nullptr);
+  int r = clan_fi_fabric(o.info->fabric_attr, &o.fabric, nullptr);
   if (r != 0) return fi_fail(r, "udp channel: fi_fabric");
   if ((r = fi_domain(o.fabric, o.info, &o.domain, nullptr)) != 0) {
     return fi_fail(r, "udp channel: fi_domain");

@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "clan_emul/wire/fi_loader.hpp"
 #include "clan_emul/error_detail.hpp"
 #include "clan_emul/wire/fi_error.hpp"
 #include "clan_emul/wire/wire_address.hpp"
@@ -16,6 +17,7 @@
 namespace clan::wire {
 
 Errc WireEngine::open() {
+  if (Errc e = load_libfabric(); e != Errc::kOk) return e;
   if (Errc e = open_fabric(); e != Errc::kOk) return e;
   if (Errc e = open_queues(); e != Errc::kOk) return e;
   if (Errc e = listen(); e != Errc::kOk) return e;
@@ -31,13 +33,13 @@ Errc WireEngine::open_fabric() {
   HintsPtr hints = make_hints(config_.provider);
   if (!hints) return set_error(Errc::kNoResources, 0, "wire: fi_allocinfo failed");
   const std::string service = where->service();
-  int r = fi_getinfo(kFiVersion, where->host.c_str(), service.c_str(), FI_SOURCE, hints.get(), &info_);
+  int r = clan_fi_getinfo(kFiVersion, where->host.c_str(), service.c_str(), FI_SOURCE, hints.get(), &info_);
   if (r != 0) {
     return fi_fail(r, "wire: no libfabric provider '%s' with RMA on FI_EP_MSG for '%s' (fi_getinfo; fi_info -l "
                       "lists the providers)", config_.provider.c_str(), config_.listen.c_str());
   }
   inject_size_ = info_->tx_attr->inject_size;
-  if ((r = fi_fabric(info_->fabric_attr, &fabric_, nullptr)) != 0) return fi_fail(r, "wire: fi_fabric");
+  if ((r = clan_fi_fabric(info_->fabric_attr, &fabric_, nullptr)) != 0) return fi_fail(r, "wire: fi_fabric");
   if ((r = fi_domain(fabric_, info_, &domain_, nullptr)) != 0) return fi_fail(r, "wire: fi_domain");
   return Errc::kOk;
 }
@@ -127,7 +129,7 @@ void WireEngine::close_all() {
   if (eq_) fi_close(&eq_->fid);
   if (domain_) fi_close(&domain_->fid);
   if (fabric_) fi_close(&fabric_->fid);
-  if (info_) fi_freeinfo(info_);
+  if (info_) clan_fi_freeinfo(info_);
 }
 
 }  // namespace clan::wire

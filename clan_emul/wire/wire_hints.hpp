@@ -8,17 +8,19 @@
 #include <memory>
 #include <string>
 
+#include "clan_emul/wire/fi_loader.hpp"
+
 namespace clan::wire {
 
 inline constexpr uint32_t kFiVersion = FI_VERSION(1, 17);
 
 struct HintsDeleter {
-  void operator()(fi_info* i) const { fi_freeinfo(i); }
+  void operator()(fi_info* i) const { clan_fi_freeinfo(i); }
 };
 using HintsPtr = std::unique_ptr<fi_info, HintsDeleter>;
 
 inline HintsPtr make_hints(const std::string& provider) {
-  HintsPtr h(fi_allocinfo());
+  HintsPtr h(clan_fi_allocinfo());
   if (!h) return h;
   h->ep_attr->type = FI_EP_MSG;
   h->caps = FI_MSG | FI_RMA | FI_WRITE | FI_REMOTE_WRITE | FI_SEND | FI_RECV;

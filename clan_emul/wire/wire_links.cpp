@@ -4,6 +4,7 @@
 // has gone finds nothing rather than freed memory.
 #include <rdma/fi_errno.h>
 
+#include "clan_emul/wire/fi_loader.hpp"
 #include "clan_emul/error_detail.hpp"
 #include "clan_emul/wire/fi_error.hpp"
 #include "clan_emul/wire/wire_address.hpp"
@@ -62,7 +63,7 @@ Result<std::shared_ptr<WireLink>> WireEngine::link_to(uint64_t nic_id, const std
   HintsPtr hints = make_hints(config_.provider);
   fi_info* info = nullptr;
   const std::string service = where->service();
-  if (int r = fi_getinfo(kFiVersion, where->host.c_str(), service.c_str(), 0, hints.get(), &info); r != 0) {
+  if (int r = clan_fi_getinfo(kFiVersion, where->host.c_str(), service.c_str(), 0, hints.get(), &info); r != 0) {
     return fi_fail(r, "wire: cannot reach NIC at '%s' (fi_getinfo)", to.c_str());
   }
   auto link = std::make_shared<WireLink>(*this, next_link_++, nic_id, config_.staging_bytes, inject_size_);
@@ -74,7 +75,7 @@ Result<std::shared_ptr<WireLink>> WireEngine::link_to(uint64_t nic_id, const std
       e = fi_fail(r, "wire: fi_connect to '%s'", to.c_str());
     }
   }
-  fi_freeinfo(info);
+  clan_fi_freeinfo(info);
   if (e != Errc::kOk) {
     links_.erase(link->id());
     by_nic_.erase(nic_id);

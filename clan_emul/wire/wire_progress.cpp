@@ -10,6 +10,7 @@
 #include <boost/asio/post.hpp>
 #include <chrono>
 
+#include "clan_emul/wire/fi_loader.hpp"
 #include "clan_emul/wire/wire_engine.hpp"
 #include "clan_emul/wire/wire_message.hpp"
 
@@ -205,7 +206,7 @@ void WireEngine::on_connection_event(uint32_t event, const fi_eq_cm_entry& entry
   switch (event) {
     case FI_CONNREQ:
       accept(entry.info);
-      fi_freeinfo(entry.info);
+      clan_fi_freeinfo(entry.info);
       return;
     case FI_CONNECTED:
       if (auto link = link_by_id(context_link(entry.fid->context))) {
