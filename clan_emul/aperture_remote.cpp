@@ -21,10 +21,12 @@ RegionSlot& Aperture::remote_slot() {
 }
 
 Errc Aperture::remote_write(size_t offset, const void* src, size_t len, Deadline hold) {
+  if (Errc e = link_->revoked(cookie_.region, cookie_.generation); e != Errc::kOk) return e;
   return link_->write(key_, cookie_.region, offset, src, len, hold);
 }
 
 Errc Aperture::remote_check() const {
+  if (Errc e = link_->revoked(cookie_.region, cookie_.generation); e != Errc::kOk) return e;
   if (link_->state() != wire::WireLink::State::kDown) return Errc::kOk;
   return set_error(Errc::kClosed, 0, "the wire to NIC %016llx is down: %s",
                    static_cast<unsigned long long>(cookie_.nic_id), to_string(link_->down_reason()));

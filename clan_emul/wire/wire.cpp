@@ -1,8 +1,11 @@
 #include "clan_emul/wire/wire.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <new>
 #include <vector>
 
 #include "clan_emul/error_detail.hpp"
@@ -21,7 +24,20 @@ std::vector<WireEngine*>& open_wires() {
   return wires;
 }
 
+// A fork()ed child owns none of its parent's wires (its copy of a NIC
+// leaves the wire alone): its waits must not read the parent's queues,
+// whose sockets it shares, nor take a lock a parent's thread held at fork.
+void forget_wires_in_child() {
+  spin_progress_hook.store(nullptr, std::memory_order_relaxed);
+  spin_sleep_hook.store(nullptr, std::memory_order_relaxed);
+  // The child has one thread: the lock is remade, free, whoever held it.
+  new (&open_mu) std::mutex;
+  open_wires().clear();
+}
+
 void register_wire(WireEngine* e) {
+  static const bool at_fork = (::pthread_atfork(nullptr, nullptr, &forget_wires_in_child), true);
+  (void)at_fork;
   std::lock_guard lock(open_mu);
   open_wires().push_back(e);
   spin_progress_hook.store(&poll_open_wires, std::memory_order_release);

@@ -114,6 +114,7 @@ void WireEngine::close_all() {
       link->set_down(Errc::kClosed);
     }
     links_.clear();
+    count_links();
     by_nic_.clear();
   }
   {

@@ -74,12 +74,21 @@ class WireEngine {
   std::map<uint64_t, std::shared_ptr<WireLink>> by_nic_;
   std::map<uint64_t, std::string> addresses_;  // where each peer NIC was reached
   uint64_t next_link_ = 1;
+  // links_.size(), read without the lock: a NIC with no link has nothing
+  // for a spinning waiter to read.
+  std::atomic<size_t> live_links_{0};
+  void count_links() { live_links_.store(links_.size(), std::memory_order_relaxed); }
   std::condition_variable link_cv_;  // a link changed state
 
   // Import checks this NIC is waiting for, by request number.
   std::mutex requests_mu_;
   std::condition_variable requests_cv_;
-  std::map<uint64_t, std::optional<Errc>> requests_;
+  // Each answered only over the link it was asked on.
+  struct PendingImport {
+    uint64_t link = 0;
+    std::optional<Errc> status;
+  };
+  std::map<uint64_t, PendingImport> requests_;
   uint64_t next_request_ = 1;
 
   // Serializes reading the completion queue and delivering writes, and the
@@ -87,6 +96,8 @@ class WireEngine {
   std::mutex progress_mu_;
   std::map<uint32_t, Registration> registrations_;
 
+  static constexpr size_t kMaxLinks = 4096;
+  std::atomic<uint64_t> links_refused_{0};
   std::atomic<uint64_t> links_accepted_{0}, links_broken_{0}, notices_dropped_{0}, messages_dropped_{0};
 
   // The progress loop.
@@ -135,10 +146,11 @@ class WireEngine {
   void link_down(uint64_t id, Errc reason);
   // wire_registry.cpp
   void on_import_request(WireLink& link, uint64_t request, const RdmaCookie& cookie);
-  void on_import_reply(uint64_t request, Errc status);
+  void on_import_reply(WireLink& link, uint64_t request, Errc status);
   Errc register_region(const RdmaCookie& cookie, const WireOwner::Admitted& admitted);
-  void deliver(WireLink& link, const WriteNotice& notice);
+  void deliver(WireLink& link, const WriteNotice& notice, const std::byte* inline_data);
   void release(Registration& r);
+  void tell_revoked(uint32_t region, uint32_t generation);
 };
 
 // A completion's context: the link's id and what was posted (a receive

@@ -82,6 +82,13 @@ Errc WireLink::send_reply(const void* msg, size_t len) {
   return Errc::kOk;
 }
 
+Errc WireLink::send_notice_of_revocation(const void* msg, size_t len) {
+  std::lock_guard lock(mu_);
+  if (state() == State::kDown || !ep_) return Errc::kClosed;
+  const ssize_t r = fi_inject(ep_, msg, len, 0);
+  return r == 0 ? Errc::kOk : errc_from_fi(static_cast<int>(r));
+}
+
 void WireLink::reply_done() {
   std::lock_guard lock(mu_);
   if (replies_in_flight_ > 0) --replies_in_flight_;
@@ -99,6 +106,21 @@ void WireLink::receive_done(size_t slot) {
     return;
   }
   (void)post_receive(slot);
+}
+
+void WireLink::note_revoked(uint32_t region, uint32_t generation) {
+  std::lock_guard lock(mu_);
+  revoked_[region] = generation;
+  any_revoked_.store(true, std::memory_order_release);
+}
+
+Errc WireLink::revoked(uint32_t region, uint32_t generation) {
+  if (!any_revoked_.load(std::memory_order_acquire)) return Errc::kOk;
+  std::lock_guard lock(mu_);
+  auto it = revoked_.find(region);
+  if (it == revoked_.end() || it->second != generation) return Errc::kOk;
+  return set_error(Errc::kRevokedCookie, 0, "wire: NIC %016llx revoked region %u (generation %u)",
+                   static_cast<unsigned long long>(peer_nic_), region, generation);
 }
 
 Errc WireLink::write(uint64_t key, uint32_t region, uint64_t offset, const void* src, size_t len, Deadline hold) {
@@ -159,6 +181,29 @@ void WireLink::post_notice(uint32_t region, uint64_t offset, size_t len, std::un
   }
 }
 
+// A small write in its notice: one message, which delivers exactly these
+// bytes; the target checks that this link imported the region.
+Errc WireLink::post_inline(uint32_t region, uint64_t offset, const std::byte* src, size_t len, Deadline hold,
+                           std::unique_lock<std::mutex>& lock) {
+  std::byte message[kNoticeMessageBytes + kMaxInlineWrite];
+  const size_t size = encode_inline_write(encode_notice(region, offset, len), src, message);
+  for (;;) {
+    if (state() == State::kDown || !ep_) {
+      return set_error(Errc::kClosed, 0, "wire: the connection to NIC %016llx is down: %s",
+                       static_cast<unsigned long long>(peer_nic_), to_string(down_reason()));
+    }
+    const ssize_t r = fi_inject(ep_, message, size, 0);
+    if (r == 0) return Errc::kOk;
+    if (r != -FI_EAGAIN) return fi_fail(static_cast<int>(r), "wire: fi_inject (write) to NIC %016llx",
+                                        static_cast<unsigned long long>(peer_nic_));
+    if (hold.expired()) return Errc::kTimeout;
+    lock.unlock();
+    wire_.poll();
+    sched_yield();
+    lock.lock();
+  }
+}
+
 Errc WireLink::post_chunk(uint64_t key, uint32_t region, uint64_t offset, const std::byte* src, size_t len,
                           Deadline hold, std::unique_lock<std::mutex>& lock) {
   for (;;) {
@@ -166,6 +211,7 @@ Errc WireLink::post_chunk(uint64_t key, uint32_t region, uint64_t offset, const 
       return set_error(Errc::kClosed, 0, "wire: the connection to NIC %016llx is down: %s",
                        static_cast<unsigned long long>(peer_nic_), to_string(down_reason()));
     }
+    if (len <= kMaxInlineWrite) return post_inline(region, offset, src, len, hold, lock);
     const ssize_t r = post_write(key, offset, src, len);
     if (r == 0) {
       post_notice(region, offset, len, lock);

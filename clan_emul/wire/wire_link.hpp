@@ -55,12 +55,17 @@ class WireLink {
   Errc write(uint64_t key, uint32_t region, uint64_t offset, const void* src, size_t len, Deadline hold);
   // A control message (wire_message.hpp), sent after every write before it.
   Errc send(const void* msg, size_t len);
+  // kRevokedCookie once the exporter said it revoked or freed `region` at
+  // `generation`, else kOk.
+  Errc revoked(uint32_t region, uint32_t generation);
 
  private:
   friend class WireEngine;
   Errc post_chunk(uint64_t key, uint32_t region, uint64_t offset, const std::byte* src, size_t len,
                   Deadline hold, std::unique_lock<std::mutex>& lock);
   ssize_t post_write(uint64_t key, uint64_t offset, const std::byte* src, size_t len);
+  Errc post_inline(uint32_t region, uint64_t offset, const std::byte* src, size_t len, Deadline hold,
+                   std::unique_lock<std::mutex>& lock);
   void post_notice(uint32_t region, uint64_t offset, size_t len, std::unique_lock<std::mutex>& lock);
   Errc post_receive(size_t slot);
   // The accepting side, under the engine's progress lock: an import reply
@@ -68,6 +73,11 @@ class WireLink {
   // the completion of one gives back.
   Errc send_reply(const void* msg, size_t len);
   void reply_done();
+  // Tells the peer of a revocation: one inject, never waiting (the
+  // progress lock is held); a full queue leaves the peer to find out by
+  // its link breaking on the closed key.
+  Errc send_notice_of_revocation(const void* msg, size_t len);
+  void note_revoked(uint32_t region, uint32_t generation);
   // A receive slot handled: posted again, or held while replies are many.
   void receive_done(size_t slot);
   void set_up();
@@ -93,6 +103,10 @@ class WireLink {
   size_t replies_in_flight_ = 0;
   size_t next_reply_ = 0;
   std::vector<size_t> held_slots_;
+  // The connecting side's: regions (by generation) the exporter revoked,
+  // under mu_; writes to them are refused.
+  std::map<uint32_t, uint32_t> revoked_;
+  std::atomic<bool> any_revoked_{false};
 };
 
 }  // namespace clan::wire

@@ -69,6 +69,7 @@ Result<std::shared_ptr<WireLink>> WireEngine::link_to(uint64_t nic_id, const std
   auto link = std::make_shared<WireLink>(*this, next_link_++, nic_id, config_.staging_bytes, inject_size_);
   links_[link->id()] = link;
   by_nic_[nic_id] = link;
+  count_links();
   Errc e = make_endpoint(*link, info);
   if (e == Errc::kOk) {
     if (int r = fi_connect(link->ep_, info->dest_addr, nullptr, 0); r != 0) {
@@ -79,6 +80,7 @@ Result<std::shared_ptr<WireLink>> WireEngine::link_to(uint64_t nic_id, const std
   if (e != Errc::kOk) {
     links_.erase(link->id());
     by_nic_.erase(nic_id);
+    count_links();
     return e;
   }
   auto settled = [&] { return link->state() != WireLink::State::kConnecting; };
@@ -96,6 +98,13 @@ Result<std::shared_ptr<WireLink>> WireEngine::link_to(uint64_t nic_id, const std
 
 void WireEngine::accept(fi_info* info) {
   std::lock_guard lock(links_mu_);
+  // Each link holds a descriptor, an endpoint and its receives: a peer
+  // that connects without end is refused past the bound.
+  if (links_.size() >= kMaxLinks) {
+    fi_reject(pep_, info->handle, nullptr, 0);
+    links_refused_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   auto link = std::make_shared<WireLink>(*this, next_link_++, 0, 0, inject_size_);
   links_[link->id()] = link;
   if (make_endpoint(*link, info) != Errc::kOk || fi_accept(link->ep_, nullptr, 0) != 0) {
@@ -103,6 +112,7 @@ void WireEngine::accept(fi_info* info) {
     if (link->ep_) fi_reject(pep_, info->handle, nullptr, 0);
     return;
   }
+  count_links();
   links_accepted_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -114,6 +124,7 @@ void WireEngine::link_down(uint64_t id, Errc reason) {
     if (it == links_.end()) return;
     link = it->second;
     links_.erase(it);
+    count_links();
     if (auto n = by_nic_.find(link->peer_nic()); n != by_nic_.end() && n->second == link) by_nic_.erase(n);
     link_cv_.notify_all();
   }
@@ -130,12 +141,12 @@ Errc WireEngine::validate_import(WireLink& link, const RdmaCookie& cookie, Deadl
   {
     std::lock_guard lock(requests_mu_);
     request = next_request_++;
-    requests_[request];
+    requests_[request].link = link.id();
   }
   const auto msg = encode_wire_message(WireMessage{WireOp::kImportRequest, Errc::kOk, request, cookie});
   Errc e = link.send(msg.data(), msg.size());
   std::unique_lock lock(requests_mu_);
-  auto answered = [&] { return requests_[request].has_value() || link.state() == WireLink::State::kDown; };
+  auto answered = [&] { return requests_[request].status.has_value() || link.state() == WireLink::State::kDown; };
   if (e == Errc::kOk) {
     if (deadline.is_never()) {
       requests_cv_.wait(lock, answered);
@@ -143,7 +154,7 @@ Errc WireEngine::validate_import(WireLink& link, const RdmaCookie& cookie, Deadl
       e = Errc::kTimeout;
     }
   }
-  if (e == Errc::kOk) e = requests_[request].value_or(Errc::kClosed);
+  if (e == Errc::kOk) e = requests_[request].status.value_or(Errc::kClosed);
   requests_.erase(request);
   return e;
 }

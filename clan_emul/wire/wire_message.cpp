@@ -19,7 +19,7 @@ std::array<std::byte, kWireMessageBytes> encode_wire_message(const WireMessage& 
   out[kOpAt] = static_cast<std::byte>(m.op);
   out[kStatusAt] = static_cast<std::byte>(m.status);
   std::memcpy(out.data() + kRequestAt, &m.request, 8);
-  if (m.op == WireOp::kImportRequest) std::memcpy(out.data() + kCookieAt, &m.cookie, sizeof m.cookie);
+  if (m.op != WireOp::kImportReply) std::memcpy(out.data() + kCookieAt, &m.cookie, sizeof m.cookie);
   return out;
 }
 
@@ -31,7 +31,8 @@ Result<WireMessage> decode_wire_message(const std::byte* data, size_t len) {
   WireMessage m;
   const auto op = static_cast<uint8_t>(data[kOpAt]);
   const auto status = static_cast<uint8_t>(data[kStatusAt]);
-  if (op != static_cast<uint8_t>(WireOp::kImportRequest) && op != static_cast<uint8_t>(WireOp::kImportReply)) {
+  if (op != static_cast<uint8_t>(WireOp::kImportRequest) && op != static_cast<uint8_t>(WireOp::kImportReply) &&
+      op != static_cast<uint8_t>(WireOp::kRevoked)) {
     return Errc::kCorrupt;
   }
   if (status > kLastErrc) return Errc::kCorrupt;
@@ -58,19 +59,38 @@ std::array<std::byte, kNoticeMessageBytes> encode_notice_message(const WriteNoti
   return out;
 }
 
-Result<WriteNotice> decode_notice_message(const std::byte* data, size_t len) {
-  if (len != kNoticeMessageBytes) return Errc::kCorrupt;
+size_t encode_inline_write(const WriteNotice& n, const void* data, std::byte* out) {
+  const auto head = encode_notice_message(n);
+  std::memcpy(out, head.data(), head.size());
+  out[kOpAt] = static_cast<std::byte>(WireOp::kWriteInline);
+  if (n.length != 0) std::memcpy(out + head.size(), data, n.length);
+  return head.size() + n.length;
+}
+
+uint8_t wire_op(const std::byte* data, size_t len) {
+  if (len < 8) return 0;
   uint32_t magic;
   std::memcpy(&magic, data, 4);
-  if (magic != kWireMagic || data[kOpAt] != static_cast<std::byte>(WireOp::kWriteNotice)) return Errc::kCorrupt;
+  return magic == kWireMagic ? static_cast<uint8_t>(data[kOpAt]) : 0;
+}
+
+Result<DecodedNotice> decode_notice_message(const std::byte* data, size_t len) {
+  const uint8_t op = wire_op(data, len);
+  const bool in_line = op == static_cast<uint8_t>(WireOp::kWriteInline);
+  if (len < kNoticeMessageBytes || (!in_line && op != static_cast<uint8_t>(WireOp::kWriteNotice))) {
+    return Errc::kCorrupt;
+  }
   for (size_t i = 5; i < 8; ++i) {
     if (data[i] != std::byte{0}) return Errc::kCorrupt;
   }
-  WriteNotice n;
-  std::memcpy(&n.region, data + 8, 4);
-  std::memcpy(&n.length, data + 12, 4);
-  std::memcpy(&n.offset, data + 16, 8);
-  return n;
+  DecodedNotice d;
+  std::memcpy(&d.notice.region, data + 8, 4);
+  std::memcpy(&d.notice.length, data + 12, 4);
+  std::memcpy(&d.notice.offset, data + 16, 8);
+  const size_t expected = kNoticeMessageBytes + (in_line ? d.notice.length : 0);
+  if (len != expected || (in_line && d.notice.length > kMaxInlineWrite)) return Errc::kCorrupt;
+  if (in_line) d.inline_data = data + kNoticeMessageBytes;
+  return d;
 }
 
 }  // namespace clan::wire

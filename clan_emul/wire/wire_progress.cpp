@@ -117,6 +117,7 @@ void WireEngine::progress() {
 }
 
 void WireEngine::poll() {
+  if (live_links_.load(std::memory_order_relaxed) == 0) return;
   const uint64_t now = now_ns();
   // Written only when it moves on, so spinners do not pass the line around.
   if (now - last_spin_ns_.load(std::memory_order_relaxed) > kStandByNs / 4) {
@@ -170,9 +171,10 @@ void WireEngine::on_receive(uint64_t context, size_t len) {
   const uint64_t slot = context_what(c);
   if (!link || slot >= WireLink::kReceiveSlots) return;
   const std::byte* data = link->receive_buffer(slot);
-  if (len == kNoticeMessageBytes) {
+  const uint8_t op = wire_op(data, len);
+  if (op == static_cast<uint8_t>(WireOp::kWriteNotice) || op == static_cast<uint8_t>(WireOp::kWriteInline)) {
     if (auto n = decode_notice_message(data, len)) {
-      deliver(*link, n.value());
+      deliver(*link, n->notice, n->inline_data);
     } else {
       notices_dropped_.fetch_add(1, std::memory_order_relaxed);
     }
@@ -181,7 +183,9 @@ void WireEngine::on_receive(uint64_t context, size_t len) {
   } else if (m->op == WireOp::kImportRequest) {
     on_import_request(*link, m->request, m->cookie);
   } else if (m->op == WireOp::kImportReply) {
-    on_import_reply(m->request, m->status);
+    on_import_reply(*link, m->request, m->status);
+  } else if (m->op == WireOp::kRevoked && link->peer_nic() != 0) {
+    link->note_revoked(m->cookie.region, m->cookie.generation);
   } else {
     messages_dropped_.fetch_add(1, std::memory_order_relaxed);
   }

@@ -52,14 +52,14 @@ void WireEngine::on_import_request(WireLink& link, uint64_t request, const RdmaC
   if (link.send_reply(reply.data(), reply.size()) != Errc::kOk) link_down(link.id(), Errc::kCorrupt);
 }
 
-void WireEngine::on_import_reply(uint64_t request, Errc status) {
+void WireEngine::on_import_reply(WireLink& link, uint64_t request, Errc status) {
   std::lock_guard lock(requests_mu_);
   auto it = requests_.find(request);
-  if (it == requests_.end()) {
+  if (it == requests_.end() || it->second.link != link.id()) {
     messages_dropped_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  it->second = status;
+  it->second.status = status;
   requests_cv_.notify_all();
 }
 
@@ -101,24 +101,43 @@ void WireEngine::close_registration(uint32_t region) {
   drain_cq();
   auto it = registrations_.find(region);
   if (it == registrations_.end()) return;
+  tell_revoked(region, it->second.generation);
   release(it->second);
   registrations_.erase(it);
+}
+
+// The writers that imported it hear at once, so their next write is
+// refused (kRevokedCookie) rather than breaking their link on a closed key.
+void WireEngine::tell_revoked(uint32_t region, uint32_t generation) {
+  RdmaCookie gone{};
+  gone.region = region;
+  gone.generation = generation;
+  const auto msg = encode_wire_message(WireMessage{WireOp::kRevoked, Errc::kOk, 0, gone});
+  std::vector<std::shared_ptr<WireLink>> told;
+  {
+    std::lock_guard lock(links_mu_);
+    for (auto& [id, link] : links_) {
+      auto imported = link->imported_.find(region);
+      if (imported != link->imported_.end() && imported->second == generation) told.push_back(link);
+    }
+  }
+  for (auto& link : told) (void)link->send_notice_of_revocation(msg.data(), msg.size());
 }
 
 // Called with progress_mu_ held. The notice comes from another host: its
 // region must be one its link imported, at the registration's generation,
 // and its offset and length within the registration.
-void WireEngine::deliver(WireLink& link, const WriteNotice& n) {
+void WireEngine::deliver(WireLink& link, const WriteNotice& n, const std::byte* inline_data) {
   auto it = registrations_.find(n.region);
   auto imported = link.imported_.find(n.region);
   if (it == registrations_.end() || imported == link.imported_.end() ||
-      imported->second != it->second.generation || n.offset > it->second.length ||
-      n.length > it->second.length - n.offset) {
+      imported->second != it->second.generation || n.length > kMaxNoticeLength ||
+      n.offset > it->second.length || n.length > it->second.length - n.offset) {
     notices_dropped_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   const Registration& r = it->second;
-  copy_into_region(r.base + n.offset, r.shadow + n.offset, n.length);
+  copy_into_region(r.base + n.offset, inline_data ? inline_data : r.shadow + n.offset, n.length);
   owner_.remote_write_landed(n.region, n.offset, n.length);
 }
 
