@@ -1,9 +1,10 @@
 // The remote wire of a NIC: libfabric RMA between NICs of different hosts
 // (clan_emul/wire/DESIGN.md). An aperture onto a region of a NIC of another
-// host carries its PIO writes and DMA requests as fi_writedata on a
-// FI_EP_MSG endpoint; the 64 bits of remote CQ data say which region, where
-// and how much, so that the target's NIC logic delivers the write and
-// fires the tripwires it touched, as a local writer does.
+// host carries its PIO writes and DMA requests over a FI_EP_MSG endpoint:
+// RMA writes, each followed by a notice (a message) saying which region,
+// where and how much, or small writes inside their notice, so that the
+// target's NIC logic delivers the write and fires the tripwires it
+// touched, as a local writer does.
 //
 // At the target, a cookie presented over the wire is checked against the
 // NIC's region table (as a local import checks it) before its region is

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <filesystem>
 #include <numeric>
 #include <vector>
 
@@ -180,4 +181,32 @@ TEST_CASE("connecting to an address where no NIC listens is refused", "[wire]") 
   Errc e = p.writer->connect_wire(id, gone, Deadline::after(10s));
   CHECK((e == Errc::kRefused || e == Errc::kClosed));
   CHECK(last_error_message().find(gone) != std::string::npos);
+}
+
+namespace {
+size_t threads_of_this_process() {
+  size_t n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    (void)entry;
+    ++n;
+  }
+  return n;
+}
+}  // namespace
+
+// The target's NIC logic copies from a registration's shadow under the
+// wire's progress lock: that holds only if the provider writes the shadow
+// only while the lock's holder reads the completion queue, with no
+// progress thread of its own.
+TEST_CASE("the provider runs no thread of its own: a wire is its one thread", "[wire]") {
+  const size_t before = threads_of_this_process();
+  {
+    WirePair p;
+    REQUIRE(p.link() == Errc::kOk);
+    auto ap = p.writer->import(p.region.cookie());
+    REQUIRE(ap.ok());
+    std::vector<unsigned char> data(4096, 1);
+    REQUIRE(ap->write(0, data.data(), data.size()) == Errc::kOk);
+    CHECK(threads_of_this_process() == before + 2);  // one per wired NIC
+  }
 }
