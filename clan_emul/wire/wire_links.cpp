@@ -44,7 +44,13 @@ Result<std::shared_ptr<WireLink>> WireEngine::link_to(uint64_t nic_id, const std
   std::unique_lock lock(links_mu_);
   if (auto it = by_nic_.find(nic_id); it != by_nic_.end() && it->second->state() != WireLink::State::kDown) {
     auto link = it->second;
-    link_cv_.wait(lock, [&] { return link->state() != WireLink::State::kConnecting || deadline.expired(); });
+    auto settled = [&] { return link->state() != WireLink::State::kConnecting; };
+    if (deadline.is_never()) {
+      link_cv_.wait(lock, settled);
+    } else if (!link_cv_.wait_until(lock, deadline.when(), settled)) {
+      return set_error(Errc::kTimeout, 0, "wire: NIC %016llx is still connecting at the deadline",
+                       static_cast<unsigned long long>(nic_id));
+    }
     if (link->state() == WireLink::State::kUp) return link;
   }
   std::string to = address;
