@@ -12,43 +12,14 @@
 
 #include "clan_emul/deadline.hpp"
 #include "clan_emul/error_detail.hpp"
+#include "clan_emul/host_identity.hpp"
 
 namespace clan::oob_detail {
 
 namespace {
 
-oob_wire::BootId read_boot_id() {
-  oob_wire::BootId id{};
-  FILE* f = std::fopen("/proc/sys/kernel/random/boot_id", "re");
-  if (!f) return id;
-  char buf[64] = {};
-  std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-  std::fclose(f);
-  std::size_t out = 0;
-  int half = -1;
-  for (std::size_t i = 0; i < n && out < id.size(); ++i) {
-    char c = buf[i];
-    int v = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
-    if (v < 0) continue;
-    if (half < 0) {
-      half = v;
-    } else {
-      id[out++] = static_cast<uint8_t>(half << 4 | v);
-      half = -1;
-    }
-  }
-  if (out != id.size()) id = {};
-  return id;
-}
-
 bool boot_id_known(const oob_wire::BootId& b) {
   return std::any_of(b.begin(), b.end(), [](uint8_t x) { return x != 0; });
-}
-
-uint64_t read_pid_ns() {
-  struct stat st {};
-  if (::stat("/proc/self/ns/pid", &st) != 0) return 0;
-  return static_cast<uint64_t>(st.st_ino);
 }
 
 uint64_t random_instance() {
