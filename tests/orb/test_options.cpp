@@ -212,3 +212,27 @@ TEST_CASE("the README's options table is the option table", "[orb][options][read
   INFO("README.md must hold, verbatim:\n" << table);
   CHECK(text.str().find(table) != std::string::npos);
 }
+
+TEST_CASE("ORB_init refuses a text option's bad value and keeps a good one, from every source",
+          "[orb][options]") {
+  struct Case {
+    const char* key;
+    const char* bad;
+    const char* good;
+  };
+  for (const Case& c : {Case{"clanHost", "10.0.0.1:80", "10.0.0.1"}, Case{"clanHost", "host/name", "node-b.example"},
+                        Case{"clanProvider", "TCP!", "verbs"}}) {
+    for (Via via : {Via::kCommandLine, Via::kConfigFile, Via::kEnvironment}) {
+      INFO(c.key << " = '" << c.bad << "', " << where(via));
+      const Finished refused = run_client(via, {{c.key, c.bad}});
+      INFO(refused.output);
+      CHECK(refused.code == kClientUsage);
+      CHECK(refused.has(std::string("option ") + c.key + ","));
+      CHECK(refused.has(where(via)));
+      const Finished kept = run_and_dump(via, {{c.key, c.good}});
+      INFO(kept.output);
+      CHECK_FALSE(kept.has("Bad parameter"));
+      CHECK(kept.has(dumped(c.key, c.good)));
+    }
+  }
+}
