@@ -101,6 +101,7 @@ void Wire::poll() { engine_->poll(); }
 WireStats Wire::stats() const {
   WireStats s;
   s.links_accepted = engine_->links_accepted_.load();
+  s.links_refused = engine_->links_refused_.load();
   s.links_broken = engine_->links_broken_.load();
   s.notices_dropped = engine_->notices_dropped_.load();
   s.messages_dropped = engine_->messages_dropped_.load();

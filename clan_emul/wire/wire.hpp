@@ -59,8 +59,9 @@ class WireOwner {
 
 struct WireStats {
   uint64_t links_accepted = 0;    // connections other NICs made to this one
+  uint64_t links_refused = 0;     // connections refused: the NIC had its most links
   uint64_t links_broken = 0;      // connections that went down (peer gone, bad key, shutdown)
-  uint64_t notices_dropped = 0;   // write notices naming no registration or out of its range
+  uint64_t notices_dropped = 0;   // notices for a region their link did not import, or out of range
   uint64_t messages_dropped = 0;  // control messages that failed decoding
   uint64_t registrations = 0;     // regions registered for remote writes now
 };
