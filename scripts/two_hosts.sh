@@ -20,7 +20,8 @@
 #     /proc/sys/kernel/random/boot_id (clanorb decides "same host" by the boot
 #     id) and the host name PREFIX-a or PREFIX-b.
 # Everything else (the file system outside /tmp and /dev/shm, the pid space)
-# is the real host's, so results and programs are reached by their usual paths.
+# is the real host's, so results and programs are reached by their usual
+# paths; so is this repository's tree when it lies under /tmp.
 #
 # Making namespaces needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN), `ip`
 # (iproute2), `nsenter` and `unshare` (util-linux). Without them every command
@@ -34,6 +35,10 @@ readonly RUN_ROOT=/run/clanorb-hosts
 readonly NET_PREFIX=10.77
 readonly LINK=hostlink
 readonly BOOT_ID=/proc/sys/kernel/random/boot_id
+# The repository's tree (programs, build trees, results) stays visible in
+# the hosts even where it lies under /tmp, which each host replaces.
+TREE=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd -P)
+readonly TREE
 
 usage() {
   sed -n '4,9s/^# \{0,1\}//p' "$0" >&2
@@ -151,11 +156,17 @@ make_identity() {  # make_identity PREFIX a|b
     unshare --mount="$d/mnt-$h" --uts="$d/uts-$h" --propagation private \
     /bin/sh -ec '
       findmnt -rn -t nsfs -o TARGET | while read -r m; do umount "$m" || umount -l "$m"; done
+      case "$4/" in /tmp/*)
+        mkdir -p "$5"; mount --bind "$4" "$5" ;;
+      esac
       mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /tmp
+      case "$4/" in /tmp/*)
+        mkdir -p "$4"; mount --move "$5" "$4" ;;
+      esac
       mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm
       mount --bind "$1" "$3"
       mount -o remount,bind,ro "$3"
-      hostname "$2"' sh "$d/boot_id-$h" "$1-$h" "$BOOT_ID"
+      hostname "$2"' sh "$d/boot_id-$h" "$1-$h" "$BOOT_ID" "$TREE" "$d/tree-$h"
 }
 
 up() {
