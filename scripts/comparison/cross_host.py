@@ -6,7 +6,7 @@ bare TCP socket first), then omniORB's null echo and request rate with the
 server in host B and the client in host A, over each transport that runs
 across hosts.
 
-  cross_host.py --build DIR --out RESULTS_DIR [--quick] [--transports tcp]
+  cross_host.py --build DIR --out RESULTS_DIR [--quick] [--transports tcp,clan]
                 [--wires tcp] [--prefix PREFIX]
 
 DIR is a CMake build tree with examples/ built (echo_server, echo_client,
