@@ -55,7 +55,18 @@ std::shared_ptr<Fabric> Fabric::get(const char* scheme, const std::string& node)
     return the_fabric;
   }
   const std::string name = node.empty() ? "orb" + std::to_string(getpid()) : node;
-  auto nic = clan::Nic::open(nic_config(name, fabric_options()));
+  clan::NicConfig nc = nic_config(name, fabric_options());
+  auto nic = clan::Nic::open(nc);
+  bool wired = !nc.wire.listen.empty();
+  if (!nic && wired) {
+    // Other hosts are a bonus: without its wire the fabric serves this host.
+    omniORB::logger l;
+    l << scheme << ": node '" << name.c_str() << "' serves this host only, its wire to other hosts failed: "
+      << clan::error_message(nic.error()).c_str() << "\n";
+    nc.wire.listen.clear();
+    wired = false;
+    nic = clan::Nic::open(nc);
+  }
   if (!nic) {
     omniORB::logger l;
     l << scheme << ": cannot open the NIC of node '" << name.c_str()
@@ -64,7 +75,7 @@ std::shared_ptr<Fabric> Fabric::get(const char* scheme, const std::string& node)
   }
   clan::OobConfig oc;
   oc.node = name;
-  if (!fabric_options().host.empty()) oc.listen = fabric_options().host + ":0";
+  if (wired) oc.listen = fabric_options().host + ":0";
   auto oob = clan::OobManager::start(oc);
   if (!oob) {
     omniORB::logger l;

@@ -1,5 +1,7 @@
 #include "orb_transports/common/monitored_endpoint.hpp"
 
+#include <cstring>
+
 #include <algorithm>
 #include <string_view>
 #include <vector>
@@ -69,6 +71,17 @@ std::optional<MonitoredEndpoint::Acceptor> MonitoredEndpoint::next_request(clan:
   if (!r) {
     if (r.error() == Errc::kTimeout) return Acceptor();
     return std::nullopt;  // the connection manager stopped
+  }
+  // Only giop:clan crosses hosts: another transport refuses a node of
+  // another host that reached it through the node's tcp listener.
+  if (std::strcmp(scheme_, "giop:clan") != 0 && !r->peer_on_this_host()) {
+    if (omniORB::trace(10)) {
+      omniORB::logger l;
+      l << scheme_ << ": refusing node " << r->peer_node().c_str()
+        << " of another host: only giop:clan crosses hosts\n";
+    }
+    r->reject();
+    return Acceptor();
   }
   // Shared so the Acceptor is copyable; dropping it unused refuses the request.
   auto request = std::make_shared<clan::OobRequest>(std::move(r.value()));

@@ -22,9 +22,10 @@ std::string name_problem(const std::string& node, bool allow_empty);
 
 // Why `node` cannot be a node, "NAME" or "NAME@HOST:PORT" (a node of
 // another host, which the connection manager checks in full), "" if it can.
-std::string node_problem(const std::string& node, bool allow_empty) {
+std::string node_problem(const std::string& node, bool allow_empty, bool allow_remote) {
   const size_t at = node.find('@');
   if (at == std::string::npos) return name_problem(node, allow_empty);
+  if (!allow_remote) return "a node of another host (NAME@HOST:PORT) is for giop:clan addresses only";
   if (std::string why = name_problem(node.substr(0, at), false); !why.empty()) return why;
   const std::string where = node.substr(at + 1);
   if (where.empty() || where.size() > 262) return "the host after '@' is empty or too long";
@@ -65,7 +66,7 @@ std::string port_problem(const std::string& p, bool allow_empty, uint16_t& port)
 }  // namespace
 
 bool parse_node_address(const char* param, std::string& node, uint16_t& port, bool allow_empty,
-                        std::string* reason) {
+                        std::string* reason, bool allow_remote) {
   std::string why;
   if (!param) {
     why = "no address";
@@ -73,7 +74,7 @@ bool parse_node_address(const char* param, std::string& node, uint16_t& port, bo
     why = "missing ':' between node and port";
   } else {
     node.assign(param, colon);
-    why = node_problem(node, allow_empty);
+    why = node_problem(node, allow_empty, allow_remote);
     if (why.empty()) why = port_problem(colon + 1, allow_empty, port);
   }
   if (reason) *reason = why;

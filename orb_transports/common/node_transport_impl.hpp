@@ -13,6 +13,7 @@
 #include <omniORB4/giopEndpoint.h>
 #include <omniORB4/omniIOR.h>
 
+#include "orb_transports/common/ior_component.hpp"
 #include "orb_transports/common/node_address.hpp"
 #include "orb_transports/common/plugin_glue.hpp"
 
@@ -44,7 +45,7 @@ class NodeTransportImpl : public omni::giopTransportImpl {
   omni::giopAddress* toAddress(const char* param) override {
     std::string node, reason;
     uint16_t port = 0;
-    if (!parse_node_address(param, node, port, false, &reason)) {
+    if (!parse_node_address(param, node, port, false, &reason, crosses_hosts())) {
       log_bad_node_address(10, "address", type, param, reason, "<node>:<port>");
       return nullptr;
     }
@@ -55,8 +56,10 @@ class NodeTransportImpl : public omni::giopTransportImpl {
   CORBA::Boolean isValid(const char* param) override {
     std::string node;
     uint16_t port = 0;
-    return parse_node_address(param, node, port, false);
+    return parse_node_address(param, node, port, false, nullptr, crosses_hosts());
   }
+  // Only giop:clan reaches nodes of other hosts (NAME@HOST:PORT).
+  bool crosses_hosts() const { return tag_ == kClanIorTag; }
   // The IIOP profile of an IOR must name a host (omniORB raises
   // MARSHAL_InvalidIOR otherwise), even when only clanorb endpoints are
   // published. So this host is given with port 0, "no IIOP port": omniORB

@@ -113,7 +113,8 @@ CORBA::Boolean encode_ior(omniInterceptors::encodeIOR_T::info_T& info) {
   if (v.major == 1 && v.minor == 0) return 1;  // GIOP 1.0 profiles carry no components
   for (const auto& [tag, address] : addresses_to_publish(info.hints.policies)) {
     // giop:via's NIC and node are its own, without a wire to other hosts.
-    const std::string reach = tag == kViaIorTag ? std::string() : Fabric::published_reach();
+    // Only giop:clan crosses hosts: the others publish no address for them.
+    const std::string reach = tag == kClanIorTag ? Fabric::published_reach() : std::string();
     const std::vector<uint8_t> data =
         encode_ior_component({boot_id(), address, this_runtime_dir(), reach});
     IOP::TaggedComponent& c = omniIOR::newIIOPtaggedComponent(info.iiop.components);

@@ -15,10 +15,15 @@ CASE:
 Exit status 0 when the case holds.
 """
 import json
+import os
 import subprocess
 import sys
+import threading
 
-TIMEOUT = 60
+TIMEOUT = 30  # each step; CTest's own timeout bounds the whole case
+
+# The hosts' processes find each other by address alone.
+ENV = {k: v for k, v in os.environ.items() if k not in ("CLAN_RUNTIME_DIR", "CLAN_OOB_LISTEN", "CLAN_WIRE_LISTEN")}
 
 
 class Failed(Exception):
@@ -35,32 +40,45 @@ def start_server(script, prefix, server, endpoints, host_b):
     for e in endpoints:
         argv += ["-ORBendPoint", e]
     argv += ["-ORBclanHost", host_b, "-ORBtraceLevel", "5"]
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    ior = p.stdout.readline().strip()
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    first = []
+    reader = threading.Thread(target=lambda: first.append(p.stdout.readline().strip()), daemon=True)
+    reader.start()
+    reader.join(TIMEOUT)
+    ior = first[0] if first else ""
     if not ior.startswith("IOR:"):
-        p.kill()
-        raise Failed(f"the server printed no IOR: {p.stderr.read()}")
+        raise Failed(f"the server printed no IOR within {TIMEOUT} s: {stop(p)[-2000:]}")
     return p, ior
+
+
+def stop(srv):
+    """Ends the server; its stderr."""
+    srv.terminate()
+    try:
+        return srv.communicate(timeout=10)[1]
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        return srv.communicate()[1]
 
 
 def run_client(script, prefix, client, ior, extra):
     argv = [script, "exec", "A", prefix, "--", client, ior, "--calls", "500"] + extra
-    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT,
+                          env=ENV)
 
 
 def clan_echo(script, prefix, server, client):
     a, b = addr(script, prefix, "A"), addr(script, prefix, "B")
     srv, ior = start_server(script, prefix, server, ["giop:clan::"], b)
     try:
-        c = run_client(script, prefix, client, ior, ["-ORBclanHost", a])
-        if c.returncode != 0:
-            raise Failed(f"the client failed ({c.returncode}): {c.stderr[-2000:]}")
-        result = json.loads(c.stdout.strip().splitlines()[-1])
-        if result.get("count") != 500:
-            raise Failed(f"the client made {result.get('count')} calls, not 500")
+        c = run_client(script, prefix, client, ior, ["-ORBclanHost", a, "-ORBtraceLevel", "10"])
     finally:
-        srv.terminate()
-        _, err = srv.communicate(timeout=TIMEOUT)
+        err = stop(srv)
+    if c.returncode != 0:
+        raise Failed(f"the client failed ({c.returncode}): {c.stderr[-2000:]}\nthe server: {err[-2000:]}")
+    result = json.loads(c.stdout.strip().splitlines()[-1])
+    if result.get("count") != 500:
+        raise Failed(f"the client made {result.get('count')} calls, not 500")
     if "Accepted connection from giop:clan:" not in err:
         raise Failed(f"the server accepted no giop:clan connection: {err[-2000:]}")
 
@@ -70,13 +88,12 @@ def no_host_words(script, prefix, server, client):
     srv, ior = start_server(script, prefix, server, [f"giop:tcp:{b}:", "giop:clan::"], b)
     try:
         c = run_client(script, prefix, client, ior, ["-ORBtraceLevel", "10"])
-        if c.returncode != 0:
-            raise Failed(f"the client failed ({c.returncode}): {c.stderr[-2000:]}")
-        if "this process has no -ORBclanHost" not in c.stderr:
-            raise Failed(f"the client did not say why it left giop:clan: {c.stderr[-3000:]}")
     finally:
-        srv.terminate()
-        srv.communicate(timeout=TIMEOUT)
+        err = stop(srv)
+    if c.returncode != 0:
+        raise Failed(f"the client failed ({c.returncode}): {c.stderr[-2000:]}\nthe server: {err[-2000:]}")
+    if "this process has no -ORBclanHost" not in c.stderr:
+        raise Failed(f"the client did not say why it left giop:clan: {c.stderr[-3000:]}")
 
 
 CASES = {"clan_echo": clan_echo, "no_host_words": no_host_words}
