@@ -121,6 +121,7 @@ bool connect(Peer& p, VIP_VI_HANDLE vi, VIP_RELIABILITY_LEVEL level) {
   h.tq_slots = kSlots;
   h.ck_slots = kSlots;
   h.block = p.block.cookie();
+  h.nic = clan::locate(p.nic);
   std::vector<std::byte> blob(sizeof h);
   std::memcpy(blob.data(), &h, sizeof h);
   std::thread t([&] {

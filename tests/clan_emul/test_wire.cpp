@@ -207,6 +207,11 @@ TEST_CASE("the provider runs no thread of its own: a wire is its one thread", "[
     REQUIRE(ap.ok());
     std::vector<unsigned char> data(4096, 1);
     REQUIRE(ap->write(0, data.data(), data.size()) == Errc::kOk);
-    CHECK(threads_of_this_process() == before + 2);  // one per wired NIC
+    // One per wired NIC; a sanitizer's runtime may start one of its own.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+    CHECK(threads_of_this_process() <= before + 3);
+#else
+    CHECK(threads_of_this_process() == before + 2);
+#endif
   }
 }
