@@ -52,8 +52,8 @@ std::string why_unusable_here(const IorComponent& c, bool linked) {
 std::string why_not_across_hosts(const IorComponent& c) {
   const std::string elsewhere = "its server runs on another host (boot id " + c.boot_id + "; this host's is " +
                                 boot_id() + ")";
-  if (transport_of_address(c.address) != "giop:clan") {
-    return elsewhere + ", and only giop:clan crosses hosts";
+  if (!scheme_crosses_hosts(transport_of_address(c.address))) {
+    return elsewhere + ", and " + transport_of_address(c.address) + " does not cross hosts";
   }
   if (c.reach.empty()) return elsewhere + " and publishes no address for other hosts (its -ORBclanHost)";
   if (fabric_options().host.empty()) {

@@ -13,6 +13,15 @@ const char* transport_of_tag(uint32_t tag) {
   }
 }
 
+bool tag_crosses_hosts(uint32_t tag) { return tag == kClanIorTag; }
+
+bool scheme_crosses_hosts(const std::string& scheme) {
+  for (uint32_t tag : {kClanIorTag, kOtpIorTag, kViaIorTag}) {
+    if (scheme == std::string("giop:") + transport_of_tag(tag)) return tag_crosses_hosts(tag);
+  }
+  return false;
+}
+
 std::vector<uint8_t> encode_ior_component(const IorComponent& c) {
   CdrWriter w;
   w.write_string(c.boot_id);

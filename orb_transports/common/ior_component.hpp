@@ -28,6 +28,11 @@ inline constexpr uint32_t kViaIorTag = 0x434c4132;   // "CLA2"
 
 // "clan", "otp" or "via"; null for a tag that is not clanorb's.
 const char* transport_of_tag(uint32_t tag);
+// Whether the transport of `tag` (or of `scheme`, "giop:clan") reaches nodes
+// of other hosts: its components publish a reach, its addresses take
+// NAME@HOST:PORT nodes, and its endpoints accept nodes of other hosts.
+bool tag_crosses_hosts(uint32_t tag);
+bool scheme_crosses_hosts(const std::string& scheme);
 
 struct IorComponent {
   std::string boot_id;

@@ -10,6 +10,7 @@
 #include <omniORB4/omniURI.h>
 
 #include "clan_emul/error_detail.hpp"
+#include "orb_transports/common/ior_component.hpp"
 #include "orb_transports/common/monitored_connection.hpp"
 
 OMNI_USING_NAMESPACE(omni)
@@ -72,13 +73,13 @@ std::optional<MonitoredEndpoint::Acceptor> MonitoredEndpoint::next_request(clan:
     if (r.error() == Errc::kTimeout) return Acceptor();
     return std::nullopt;  // the connection manager stopped
   }
-  // Only giop:clan crosses hosts: another transport refuses a node of
-  // another host that reached it through the node's tcp listener.
-  if (std::strcmp(scheme_, "giop:clan") != 0 && !r->peer_on_this_host()) {
+  // A transport that stays on its host refuses a node of another host that
+  // reached it through the node's tcp listener.
+  if (!scheme_crosses_hosts(scheme_) && !r->peer_on_this_host()) {
     if (omniORB::trace(10)) {
       omniORB::logger l;
       l << scheme_ << ": refusing node " << r->peer_node().c_str()
-        << " of another host: only giop:clan crosses hosts\n";
+        << " of another host: " << scheme_ << " does not cross hosts\n";
     }
     r->reject();
     return Acceptor();

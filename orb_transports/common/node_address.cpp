@@ -25,7 +25,7 @@ std::string name_problem(const std::string& node, bool allow_empty);
 std::string node_problem(const std::string& node, bool allow_empty, bool allow_remote) {
   const size_t at = node.find('@');
   if (at == std::string::npos) return name_problem(node, allow_empty);
-  if (!allow_remote) return "a node of another host (NAME@HOST:PORT) is for giop:clan addresses only";
+  if (!allow_remote) return "a node of another host (NAME@HOST:PORT) is only for a transport that crosses hosts";
   if (std::string why = name_problem(node.substr(0, at), false); !why.empty()) return why;
   const std::string where = node.substr(at + 1);
   if (where.empty() || where.size() > 262) return "the host after '@' is empty or too long";

@@ -58,8 +58,8 @@ class NodeTransportImpl : public omni::giopTransportImpl {
     uint16_t port = 0;
     return parse_node_address(param, node, port, false, nullptr, crosses_hosts());
   }
-  // Only giop:clan reaches nodes of other hosts (NAME@HOST:PORT).
-  bool crosses_hosts() const { return tag_ == kClanIorTag; }
+  // Whether this transport reaches nodes of other hosts (NAME@HOST:PORT).
+  bool crosses_hosts() const { return tag_crosses_hosts(tag_); }
   // The IIOP profile of an IOR must name a host (omniORB raises
   // MARSHAL_InvalidIOR otherwise), even when only clanorb endpoints are
   // published. So this host is given with port 0, "no IIOP port": omniORB

@@ -112,9 +112,8 @@ CORBA::Boolean encode_ior(omniInterceptors::encodeIOR_T::info_T& info) {
   const GIOP::Version& v = info.iiop.version;
   if (v.major == 1 && v.minor == 0) return 1;  // GIOP 1.0 profiles carry no components
   for (const auto& [tag, address] : addresses_to_publish(info.hints.policies)) {
-    // giop:via's NIC and node are its own, without a wire to other hosts.
-    // Only giop:clan crosses hosts: the others publish no address for them.
-    const std::string reach = tag == kClanIorTag ? Fabric::published_reach() : std::string();
+    // A transport that stays on its host publishes no address for others.
+    const std::string reach = tag_crosses_hosts(tag) ? Fabric::published_reach() : std::string();
     const std::vector<uint8_t> data =
         encode_ior_component({boot_id(), address, this_runtime_dir(), reach});
     IOP::TaggedComponent& c = omniIOR::newIIOPtaggedComponent(info.iiop.components);
