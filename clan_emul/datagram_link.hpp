@@ -204,6 +204,10 @@ class DatagramLink {
                                                       const Config& config,
                                                       EventQueue* events = nullptr,
                                                       uint64_t user = 0);
+  // The channel a pending request's hello asks for, so that a listener can
+  // accept with a config of that channel; kSharedMemory for a blob that is
+  // no udp hello (accept() then judges it).
+  static DatagramChannel requested_channel(const OobRequest& request);
   ~DatagramLink();
   DatagramLink(const DatagramLink&) = delete;
   DatagramLink& operator=(const DatagramLink&) = delete;

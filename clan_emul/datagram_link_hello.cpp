@@ -8,6 +8,7 @@
 
 #include "clan_emul/datagram_link.hpp"
 #include "clan_emul/error_detail.hpp"
+#include "clan_emul/oob_listener.hpp"
 #include "clan_emul/wire/udp_channel.hpp"
 
 namespace clan {
@@ -64,6 +65,12 @@ bool channel_of(const std::vector<std::byte>& blob, DatagramChannel* channel) {
 }
 
 }  // namespace
+
+DatagramChannel DatagramLink::requested_channel(const OobRequest& request) {
+  DatagramChannel channel = DatagramChannel::kSharedMemory;
+  if (!channel_of(request.peer_blob(), &channel)) return DatagramChannel::kSharedMemory;
+  return channel;
+}
 
 std::vector<std::byte> DatagramLink::hello() const {
   const bool udp = config_.channel == DatagramChannel::kUdp;

@@ -1,6 +1,7 @@
 #include "orb_transports/otp/otp_address.hpp"
 
 #include "clan_emul/error_detail.hpp"
+#include "orb_transports/common/fabric.hpp"
 #include "orb_transports/common/omni_time.hpp"
 #include "orb_transports/common/plugin_glue.hpp"
 #include "orb_transports/otp/otp_connection.hpp"
@@ -27,8 +28,19 @@ giopActiveConnection* OtpAddress::Connect(const omni_time_t& deadline, CORBA::UL
   timed_out = 0;
   auto fabric = Fabric::get("giop:otp");
   if (!fabric) return nullptr;
+  // A node of another host (NAME@HOST:PORT) is reached over udp; its
+  // datagrams come back to this process's -ORBclanHost.
+  const bool across_hosts = node_.find('@') != std::string::npos;
+  if (across_hosts && fabric_options().host.empty()) {
+    if (omniORB::trace(kFallbackTraceLevel)) {
+      log_fallback("cannot connect to " + address_ +
+                   ": a node of another host needs this process's -ORBclanHost, where its datagrams come back");
+    }
+    return nullptr;
+  }
   clan::Deadline d = deadline ? to_deadline(deadline) : clan::Deadline::after(std::chrono::seconds(30));
-  auto link = clan::DatagramLink::connect(fabric->nic(), fabric->oob(), node_, port_, otp_link_config(), d);
+  auto link = clan::DatagramLink::connect(fabric->nic(), fabric->oob(), node_, port_,
+                                          otp_link_config(across_hosts), d);
   if (!link) {
     timed_out = link.error() == clan::Errc::kTimeout;
     if (omniORB::trace(kFallbackTraceLevel))

@@ -1,6 +1,7 @@
-// giop:otp address, "giop:otp:<node>:<port>". Connect sets up a datagram
-// link over the node's out-of-band connection manager and runs omniTransport
-// over it.
+// giop:otp address, "giop:otp:<node>:<port>", the node a name of this host
+// or NAME@HOST:PORT of another. Connect sets up a datagram link over the
+// node's out-of-band connection manager (shared memory on this host, udp to
+// another) and runs omniTransport over it.
 #pragma once
 
 #include "orb_transports/common/node_address.hpp"

@@ -8,7 +8,12 @@ namespace clanorb {
 
 omni::giopConnection* OtpEndpoint::accept_one(clan::OobRequest& request) {
   const std::string client = request.peer_node();  // accepting takes the request
-  auto link = clan::DatagramLink::accept(fabric()->nic(), request, otp_link_config());
+  // A client of another host comes over udp. So does one of this host that
+  // named our node by its address for other hosts (NAME@HOST:PORT): it
+  // could not know it is on our host, and both channels reach it.
+  const bool across_hosts = !request.peer_on_this_host() ||
+                            clan::DatagramLink::requested_channel(request) == clan::DatagramChannel::kUdp;
+  auto link = clan::DatagramLink::accept(fabric()->nic(), request, otp_link_config(across_hosts));
   if (!link) {
     log_refusal(client, link.error());
     return nullptr;
