@@ -30,6 +30,7 @@ import subprocess
 import sys
 import threading
 
+TRANSPORTS = ("clan", "otp", "via")
 TIMEOUT = 60  # each step; CTest's own timeout bounds the whole case
 
 # The hosts' processes find each other by address alone.
@@ -55,6 +56,22 @@ class Hosts:
     def run(self, host, *cmd):
         return subprocess.run(self.argv(host, *cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               timeout=TIMEOUT, env=ENV)
+
+
+def read_until(stream, text):
+    """Lines of `stream` up to one holding `text`, or up to its end or TIMEOUT."""
+    got = []
+
+    def read():
+        for line in stream:
+            got.append(line)
+            if text in line:
+                return
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(TIMEOUT)
+    return "".join(got)
 
 
 class Server:
@@ -173,13 +190,20 @@ def killed(hosts, peer, plain, transport):
 
 def names(hosts, peer, plain, transport):
     b = hosts.addr["B"]
-    ns = subprocess.Popen(hosts.argv("B", "/bin/sh", "-c", 'd=$(mktemp -d) && exec omniNames -start 2809 '
-                                     f'-ignoreport -logdir "$d" -ORBendPoint giop:tcp:{b}:2809'),
+    # A port of each transport's own: the cases of several transports may
+    # run at once on the same hosts.
+    port = 2809 + TRANSPORTS.index(transport)
+    ns = subprocess.Popen(hosts.argv("B", "/bin/sh", "-c", f'd=$(mktemp -d) && exec omniNames -start {port} '
+                                     f'-ignoreport -logdir "$d" -ORBendPoint giop:tcp:{b}:{port}'),
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ENV)
     try:
+        # It prints its root context once its endpoint is bound.
+        said = read_until(ns.stdout, "Root context is ")
+        if "Root context is " not in said:
+            raise Failed(f"omniNames did not start: {said[-2000:]}")
         srv = serve(hosts, peer, transport)
         try:
-            ref = f"corbaloc::{b}:2809/NameService"
+            ref = f"corbaloc::{b}:{port}/NameService"
             bound = hosts.run("B", "nameclt", "-ORBInitRef", f"NameService={ref}", "bind", "echo", srv.ior["echo"])
             if bound.returncode != 0:
                 raise Failed(f"nameclt could not bind the IOR: {bound.stdout}{bound.stderr}")
@@ -218,7 +242,7 @@ def no_host_words(hosts, peer, plain_peer, transport):
 CASES = {f.__name__: f for f in (echo, ttcp, exception, killed, names, plain, no_host_words)}
 
 if __name__ == "__main__":
-    if len(sys.argv) != 7 or sys.argv[5] not in ("clan", "otp", "via") or sys.argv[6] not in CASES:
+    if len(sys.argv) != 7 or sys.argv[5] not in TRANSPORTS or sys.argv[6] not in CASES:
         sys.exit(__doc__)
     script, prefix, peer, plain_peer, transport, case = sys.argv[1:]
     try:
