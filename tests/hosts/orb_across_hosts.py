@@ -21,10 +21,15 @@ TRANSPORT clan, otp or via. CASE:
   plain          the server publishes giop:TRANSPORT and giop:tcp: a client
                  without clanorb calls it over tcp;
   no_host_words  the same server, a clanorb client without -ORBclanHost: its
-                 calls go over tcp, and it says why not giop:TRANSPORT.
+                 calls go over tcp, and it says why not giop:TRANSPORT;
+  loss           giop:otp only: server and client each drop 2 % and
+                 corrupt 0.2 % of what they send (the seeded fault model,
+                 on top of UDP): echo calls and exactly-once ttcp transfers
+                 all succeed intact, and the logs show retransmissions.
 Exit status 0 when the case holds.
 """
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -239,7 +244,28 @@ def no_host_words(hosts, peer, plain_peer, transport):
         raise Failed(f"the client did not say why it left giop:{transport}: {c.stderr[-3000:]}")
 
 
-CASES = {f.__name__: f for f in (echo, ttcp, exception, killed, names, plain, no_host_words)}
+def loss(hosts, peer, plain_peer, transport):
+    if transport != "otp":
+        raise Failed("the fault model is giop:otp's")
+    faults = ["-ORBotpLossPpm", "20000", "-ORBotpCorruptPpm", "2000"]
+    srv = Server(hosts, peer, ["giop:otp::"], [*faults, "-ORBotpSeed", "7"])
+    clients = []
+    try:
+        for args in (["client", "--ior", srv.ior["echo"], "--calls", "300", "--size", "3000"],
+                     ["ttcp", "--ior", srv.ior["ttcp"], "--mode", "exactly", "--size", "65536", "--calls", "20"]):
+            c = client(hosts, peer, transport, [*args, *faults])
+            check_ok(c, " ".join(args[:1] + args[3:]), srv.log())
+            clients.append(c.stderr)
+    finally:
+        log = srv.stop()
+    check_over(transport, log)
+    # Each connection's end line counts its retransmitted packets.
+    resent = sum(int(n) for n in re.findall(r"retransmitted (\d+);", log + "".join(clients)))
+    if resent == 0:
+        raise Failed(f"no connection retransmitted anything under loss: {log[-2000:]}")
+
+
+CASES = {f.__name__: f for f in (echo, ttcp, exception, killed, names, plain, no_host_words, loss)}
 
 if __name__ == "__main__":
     if len(sys.argv) != 7 or sys.argv[5] not in TRANSPORTS or sys.argv[6] not in CASES:
