@@ -67,9 +67,8 @@ bool channel_of(const std::vector<std::byte>& blob, DatagramChannel* channel) {
 }  // namespace
 
 DatagramChannel DatagramLink::requested_channel(const OobRequest& request) {
-  DatagramChannel channel = DatagramChannel::kSharedMemory;
-  if (!channel_of(request.peer_blob(), &channel)) return DatagramChannel::kSharedMemory;
-  return channel;
+  DatagramChannel channel;
+  return channel_of(request.peer_blob(), &channel) ? channel : DatagramChannel::kSharedMemory;
 }
 
 std::vector<std::byte> DatagramLink::hello() const {
