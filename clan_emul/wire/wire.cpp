@@ -17,11 +17,13 @@ namespace {
 
 // The open wires a spinning waiter polls. Registered and unregistered
 // under the lock; the hook reads the list under it too, with a try-lock,
-// so a spin never waits for a wire opening or closing.
+// so a spin never waits for a wire opening or closing. Never destroyed: a
+// NIC that lives until the exit handlers (in a static of its program)
+// unregisters its wire after the statics made after it are gone.
 std::mutex open_mu;
 std::vector<WireEngine*>& open_wires() {
-  static std::vector<WireEngine*> wires;
-  return wires;
+  static auto* wires = new std::vector<WireEngine*>;
+  return *wires;
 }
 
 // A fork()ed child owns none of its parent's wires (its copy of a NIC
