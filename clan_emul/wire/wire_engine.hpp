@@ -142,6 +142,11 @@ class WireEngine {
   // wire_links.cpp
   std::shared_ptr<WireLink> link_by_id(uint64_t id) const;
   Errc make_endpoint(WireLink& link, fi_info* info);
+  // link_to's parts, under links_mu_ (wire_links.cpp).
+  Result<std::shared_ptr<WireLink>> existing_link(std::unique_lock<std::mutex>& lock, uint64_t nic_id,
+                                                  Deadline deadline);
+  Result<std::shared_ptr<WireLink>> connect_link(std::unique_lock<std::mutex>& lock, uint64_t nic_id,
+                                                 const std::string& to, fi_info* info, Deadline deadline);
   void accept(fi_info* info);
   void link_down(uint64_t id, Errc reason);
   // wire_registry.cpp
