@@ -22,6 +22,10 @@ struct WireConfig {
   size_t staging_bytes = size_t{1} << 20;
   // How long set-up (connecting to a peer NIC, validating a cookie) may take.
   std::chrono::milliseconds setup_timeout{10000};
+  // How long a write that has begun (a part of it is out) waits for a peer
+  // that takes nothing more: what is out cannot be withdrawn, so a write
+  // that stalls past this closes the connection rather than wait forever.
+  std::chrono::milliseconds stall_timeout{10000};
 };
 
 }  // namespace clan

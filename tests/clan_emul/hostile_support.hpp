@@ -136,6 +136,7 @@ class ForkedPeer {
     return pid_ > 0 && ::write(down_[1], line.data(), line.size()) == static_cast<ssize_t>(line.size());
   }
   std::optional<std::string> result(Deadline deadline) { return read_line(up_[0], deadline); }
+  pid_t pid() const { return pid_; }
 
  private:
   static std::optional<std::string> read_line(int fd, Deadline deadline) {
