@@ -25,7 +25,9 @@ struct WireConfig {
   // How long a write that has begun (a part of it is out) waits for a peer
   // that takes nothing more: what is out cannot be withdrawn, so a write
   // that stalls past this closes the connection rather than wait forever.
-  std::chrono::milliseconds stall_timeout{10000};
+  // As long as the out-of-band manager's peer_timeout: a peer of another
+  // host silent that long is declared dead there too.
+  std::chrono::milliseconds stall_timeout{30000};
 };
 
 }  // namespace clan
