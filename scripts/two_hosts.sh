@@ -6,6 +6,7 @@
 #   two_hosts.sh down   [PREFIX]             remove them, their processes and files (safe twice)
 #   two_hosts.sh exec   A|B [PREFIX] -- CMD  run CMD inside a host (same pid: signals reach CMD)
 #   two_hosts.sh addr   A|B [PREFIX]         print the host's address
+#   two_hosts.sh netns  A|B [PREFIX]         print the host's network namespace file (for setns)
 #   two_hosts.sh status [PREFIX]             what exists, for every prefix or one
 #
 # Each host is a network namespace (`ip netns`), joined to the other by a veth
@@ -41,7 +42,7 @@ TREE=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd -P)
 readonly TREE
 
 usage() {
-  sed -n '4,9s/^# \{0,1\}//p' "$0" >&2
+  sed -n '4,10s/^# \{0,1\}//p' "$0" >&2
   exit 2
 }
 
@@ -279,7 +280,7 @@ main() {
   local cmd=$1 host=
   shift
   case $cmd in
-    exec | addr) (($#)) || usage; host=$(host_index "$1"); shift ;;
+    exec | addr | netns) (($#)) || usage; host=$(host_index "$1"); shift ;;
     up | down) ;;
     status) (($# == 0)) || check_prefix "$1"; status "$@"; return ;;
     *) usage ;;
@@ -291,6 +292,10 @@ main() {
     up) preflight; up "$prefix" ;;
     down) preflight; down "$prefix" ;;
     addr) address_of "$prefix" "$host" ;;
+    netns)
+      address_of "$prefix" "$host" >/dev/null
+      echo "/run/netns/$(netns_of "$prefix" "$host")"
+      ;;
     exec)
       [ "${1:-}" = -- ] && shift
       preflight

@@ -24,7 +24,7 @@ CROSS_HOST_TRANSPORTS = {
 }
 CROSS_HOST_DEFAULT_TRANSPORTS = "tcp,clan"
 CROSS_HOST_WIRES = "tcp"
-CROSS_HOST_PROGRAMS = ("echo_server", "echo_client", "rate_client", "bench_wire")
+CROSS_HOST_PROGRAMS = ("echo_server", "echo_client", "rate_client", "bench_wire", "bench_clan_wire")
 
 # Server threading modes.
 MODES = {

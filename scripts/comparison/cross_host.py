@@ -2,7 +2,7 @@
 """Benchmarks between two hosts on one machine (scripts/two_hosts.sh: two
 network namespaces joined by a veth pair, each with its own /tmp, /dev/shm
 and boot id): bench_wire's round trips and bandwidth over each wire (the
-bare TCP socket first), then omniORB's null echo and request rate with the
+bare TCP socket first) and bench_clan_wire's over the raw clan wire, then omniORB's null echo and request rate with the
 server in host B and the client in host A, over each transport that runs
 across hosts.
 
@@ -10,12 +10,14 @@ across hosts.
                 [--wires tcp] [--prefix PREFIX]
 
 DIR is a CMake build tree with examples/ built (echo_server, echo_client,
-rate_client, bench_wire). The hosts are made under PREFIX (default cmp<pid>,
+rate_client, bench_wire, bench_clan_wire). The hosts are made under PREFIX (default cmp<pid>,
 so that no other run shares them) and removed at the end, also on Ctrl-C and
 SIGTERM. Progress goes to stderr, Markdown tables to stdout and
 RESULTS_DIR/cross_host.md; RESULTS_DIR also gets cross_host.json, echo.csv,
 echo_rounds.csv, echo_samples.csv, rate.csv, bench_wire's wire_latency.csv,
-wire_bandwidth.csv and wire.json, and cross_host.png. A transport joins by a
+wire_bandwidth.csv and wire.json, bench_clan_wire's clan_wire_pingpong.csv,
+clan_wire_stream.csv and clan_wire.json, and cross_host.png. The Targets
+table holds the raw wire and giop:clan to the bare socket and giop:tcp. A transport joins by a
 line in CROSS_HOST_TRANSPORTS (scripts/comparison/config.py), a wire by its
 name in --wires.
 
@@ -36,6 +38,7 @@ import time
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from comparison.cross_host_clan_wire import ClanWireBench, provider, targets_markdown  # noqa: E402
 from comparison.config import (CROSS_HOST_DEFAULT_TRANSPORTS, CROSS_HOST_TRANSPORTS, CROSS_HOST_WIRES,  # noqa: E402
                                MODES)
 from comparison.cross_host_context import HostsContext  # noqa: E402
@@ -53,6 +56,7 @@ class Runner:
         self.hosts = TwoHosts(args.prefix)
         self.ctx = HostsContext(args, self.hosts)
         self.wire = WireBench(self.ctx)
+        self.clan_wire = ClanWireBench(self.ctx)
         self.orb_sections = [CrossEcho(self.ctx), CrossRate(self.ctx)]
 
     def run(self):
@@ -67,6 +71,7 @@ class Runner:
         ctx.results["hosts"] = dict(prefix=self.hosts.prefix, A=self.hosts.addr("A"), B=self.hosts.addr("B"))
         t0 = time.monotonic()
         self.wire.run()
+        self.clan_wire.run()
         servers = ctx.start_servers("echo_server", "echo", list(MODES))
         try:
             for s in self.orb_sections:
@@ -82,6 +87,7 @@ class Runner:
         return dict(date=datetime.datetime.now().astimezone().isoformat(timespec="seconds"), cpu=cpu,
                     cores=os.cpu_count(), kernel=platform.release(), duration_s=duration,
                     profile="quick" if ctx.args.quick else "full", transports=ctx.transports, wires=ctx.wires,
+                    provider=provider(),
                     endpoints=ctx.endpoints(), hosts=ctx.results["hosts"], params=ctx.p)
 
     def header(self, m):
@@ -94,6 +100,7 @@ class Runner:
                 f"each with its own /tmp, /dev/shm, boot id and host name (scripts/two_hosts.sh, prefix "
                 f"{h['prefix']})",
                 "- endpoints: " + "; ".join(f"{t} `{e}`" for t, e in m["endpoints"].items()),
+                f"- libfabric provider of the NICs' wires: {m['provider']} (CLAN_WIRE_PROVIDER)",
                 "- wires of bench_wire: " + ", ".join(m["wires"]) + "; ratios are to tcp in the same run",
                 *failures, ""]
 
@@ -101,13 +108,14 @@ class Runner:
         ctx, meta = self.ctx, self.meta(duration)
         with open(os.path.join(ctx.out, "cross_host.json"), "w") as f:
             json.dump(dict(meta=meta, failures=ctx.failures, failed_transports=ctx.failed_transports,
-                           wire=ctx.results["wire"], echo=ctx.results["echo"],
+                           wire=ctx.results["wire"], clan_wire=ctx.results["clan_wire"], echo=ctx.results["echo"],
                            echo_rounds=ctx.results["echo_rounds"], rate=ctx.results["rate"]), f, indent=1)
         for s in self.orb_sections:
             s.write_csv()
-        md = self.header(meta) + self.wire.markdown()
+        md = self.header(meta) + self.wire.markdown() + self.clan_wire.markdown()
         for s in self.orb_sections:
             md += s.markdown()
+        md += targets_markdown(ctx)
         md = "\n".join(md + failures_markdown(ctx))
         with open(os.path.join(ctx.out, "cross_host.md"), "w") as f:
             f.write(md + "\n")

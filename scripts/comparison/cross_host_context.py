@@ -21,7 +21,7 @@ class HostsContext(Context):
         self.tmp = tempfile.mkdtemp(prefix="work-", dir=self.out)
         self.hosts = hosts
         self.wires = [w.strip() for w in args.wires.split(",") if w.strip()]
-        self.results.update(wire=None, hosts={})
+        self.results.update(wire=None, clan_wire=None, hosts={})
 
     def check(self):
         for t in self.transports:

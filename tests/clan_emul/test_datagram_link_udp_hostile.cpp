@@ -38,12 +38,13 @@ struct UdpHello {  // as the link sends it (datagram_link_hello.cpp)
 static_assert(sizeof(UdpHello) == 72);
 constexpr uint32_t kUdpHelloMagic = 0x554c4e4b;
 
+// Made in the hostile peers' host (test::in_peer_netns).
 struct Socket {
-  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  int fd = test::in_peer_netns([] { return ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0); });
   sockaddr_in addr{};
   Socket() {
     addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::inet_pton(AF_INET, test::test_peer_host().c_str(), &addr.sin_addr) == 1);
     REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
     socklen_t len = sizeof addr;
     REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);

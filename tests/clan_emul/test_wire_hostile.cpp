@@ -23,7 +23,7 @@ using wire::encode_notice;
 namespace {
 
 std::unique_ptr<RawFiPeer> hostile_to(const GoodWriter& g) {
-  return RawFiPeer::connect(g.pair.owner->wire_address(), Deadline::after(10s));
+  return test::in_peer_netns([&] { return RawFiPeer::connect(g.pair.owner->wire_address(), Deadline::after(10s)); });
 }
 
 }  // namespace

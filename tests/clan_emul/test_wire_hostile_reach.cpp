@@ -59,6 +59,11 @@ TEST_CASE("a peer that never reads its import replies does not make the NIC hoar
   // The hostile peer runs in a child process, so that what this process
   // holds is the NIC's alone; the child is forked before any NIC exists.
   test::ForkedPeer child([](const std::string& address) {
+    try {
+      test::enter_peer_netns();
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
     auto hostile = RawFiPeer::connect(address, Deadline::after(10s));
     if (!hostile) return std::string("no connection");
     hostile->set_deaf(true);

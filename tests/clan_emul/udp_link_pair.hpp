@@ -10,6 +10,7 @@
 #include "clan_emul/nic.hpp"
 #include "clan_emul/oob_listener.hpp"
 #include "clan_emul/oob_manager.hpp"
+#include "peer_host.hpp"
 #include "support/oob_runtime.hpp"
 
 namespace clan::test {
@@ -18,7 +19,7 @@ inline DatagramLinkConfig udp_link_config(size_t window, uint64_t seed = 0, doub
                                           double corrupt = 0) {
   DatagramLinkConfig c;
   c.channel = DatagramChannel::kUdp;
-  c.udp_address = "127.0.0.1";
+  c.udp_address = test_host();
   c.mtu = DatagramLink::kMaxUdpMtu;
   c.window = window;
   c.faults.seed = seed;

@@ -1,4 +1,4 @@
-// Two NICs with wires on 127.0.0.1, the writer linked to the owner: the
+// Two NICs with wires on 127.0.0.1 (or test_host()), the writer linked to the owner: the
 // owner's cookies import on the writer as apertures over the wire, as if
 // the owner were on another host. (The two-host tests run the same over a
 // veth pair between network namespaces.)
@@ -10,13 +10,14 @@
 #include "clan_emul/aperture.hpp"
 #include "clan_emul/nic.hpp"
 #include "clan_emul/region.hpp"
+#include "tests/clan_emul/peer_host.hpp"
 
 namespace clan::test {
 
 inline NicConfig wire_nic_config(const char* name) {
   NicConfig c;
   c.name = name;
-  c.wire.listen = "127.0.0.1:0";
+  c.wire.listen = test_host() + ":0";
   return c;
 }
 

@@ -1,108 +1,252 @@
 #!/usr/bin/python3
-"""omniORB across the two hosts of scripts/two_hosts.sh over giop:clan: the
-server in B, the client in A, each with -ORBclanHost its own address, so
-the client connects to the server's node over tcp and the queues run over
-the NICs' wires (no shared memory can pass between the hosts).
+"""omniORB across the two hosts of scripts/two_hosts.sh: orb_test_peer's
+server in B, its clients in A, each with -ORBclanHost its own address, so
+that the client reaches the server's node over tcp and the transport runs
+between the hosts (no shared memory can pass between them).
 
-Usage: orb_across_hosts.py SCRIPT PREFIX ECHO_SERVER ECHO_CLIENT CASE
+Usage: orb_across_hosts.py SCRIPT PREFIX PEER PEER_PLAIN TRANSPORT CASE
 
-CASE:
-  clan_echo        the server publishes giop:clan only: 500 echo calls
-                   succeed, so they went over the wire;
-  no_host_words    the server publishes giop:clan and giop:tcp, the client
-                   has no -ORBclanHost: its calls go over tcp, and it says
-                   why it did not use giop:clan.
+PEER is orb_test_peer, PEER_PLAIN the same program without clanorb;
+TRANSPORT clan, otp or via. CASE:
+  echo           the server publishes giop:TRANSPORT only: small and large
+                 echo calls all come back, over that transport;
+  ttcp           two-way, marshalled and one-way ttcp transfers all arrive
+                 intact (the servant checks every byte);
+  exception      a corrupt ttcp buffer comes back as BAD_PARAM (completed
+                 yes), and the connection then carries a good one;
+  killed         the server is killed while it holds a call: the client
+                 gets COMM_FAILURE or TRANSIENT, and does not hang;
+  names          the echo IOR passes through omniNames (in B, over tcp) and
+                 the client resolved from it calls over giop:TRANSPORT;
+  plain          the server publishes giop:TRANSPORT and giop:tcp: a client
+                 without clanorb calls it over tcp;
+  no_host_words  the same server, a clanorb client without -ORBclanHost: its
+                 calls go over tcp, and it says why not giop:TRANSPORT.
 Exit status 0 when the case holds.
 """
-import json
 import os
+import signal
 import subprocess
 import sys
 import threading
 
-TIMEOUT = 30  # each step; CTest's own timeout bounds the whole case
+TRANSPORTS = ("clan", "otp", "via")
+TIMEOUT = 60  # each step; CTest's own timeout bounds the whole case
 
 # The hosts' processes find each other by address alone.
 ENV = {k: v for k, v in os.environ.items() if k not in ("CLAN_RUNTIME_DIR", "CLAN_OOB_LISTEN", "CLAN_WIRE_LISTEN")}
+
+# orb_test_peer's client exit codes (tests/orb/protocol.hpp).
+CLIENT_OK, CLIENT_SYSTEM_EXCEPTION = 0, 2
 
 
 class Failed(Exception):
     pass
 
 
-def addr(script, prefix, host):
-    return subprocess.run([script, "addr", host, prefix], stdout=subprocess.PIPE, text=True, check=True,
-                          timeout=TIMEOUT).stdout.strip()
+class Hosts:
+    def __init__(self, script, prefix):
+        self.script, self.prefix = script, prefix
+        self.addr = {h: subprocess.run([script, "addr", h, prefix], stdout=subprocess.PIPE, text=True, check=True,
+                                       timeout=TIMEOUT).stdout.strip() for h in ("A", "B")}
+
+    def argv(self, host, *cmd):
+        return [self.script, "exec", host, self.prefix, "--", *cmd]
+
+    def run(self, host, *cmd):
+        return subprocess.run(self.argv(host, *cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              timeout=TIMEOUT, env=ENV)
 
 
-def start_server(script, prefix, server, endpoints, host_b):
-    argv = [script, "exec", "B", prefix, "--", server]
-    for e in endpoints:
-        argv += ["-ORBendPoint", e]
-    argv += ["-ORBclanHost", host_b, "-ORBtraceLevel", "5"]
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
-    first = []
-    reader = threading.Thread(target=lambda: first.append(p.stdout.readline().strip()), daemon=True)
+def read_until(stream, text):
+    """Lines of `stream` up to one holding `text`, or up to its end or TIMEOUT."""
+    got = []
+
+    def read():
+        for line in stream:
+            got.append(line)
+            if text in line:
+                return
+
+    reader = threading.Thread(target=read, daemon=True)
     reader.start()
     reader.join(TIMEOUT)
-    ior = first[0] if first else ""
-    if not ior.startswith("IOR:"):
-        raise Failed(f"the server printed no IOR within {TIMEOUT} s: {stop(p)[-2000:]}")
-    return p, ior
+    return "".join(got)
 
 
-def stop(srv):
-    """Ends the server; its stderr."""
-    srv.terminate()
+class Server:
+    """orb_test_peer server in B; its stdout lines are read as they come."""
+
+    def __init__(self, hosts, peer, endpoints, extra=()):
+        argv = [peer, "server"]
+        for e in endpoints:
+            argv += ["-ORBendPoint", e]
+        argv += ["-ORBclanHost", hosts.addr["B"], "-ORBtraceLevel", "10", *extra]
+        self.p = subprocess.Popen(hosts.argv("B", *argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, env=ENV)
+        self.err = []
+        threading.Thread(target=lambda: self.err.extend(self.p.stderr), daemon=True).start()
+        self.ior = {}
+        for _ in range(3):
+            line = self.line()
+            if line.startswith(("echo IOR:", "ttcp IOR:")):
+                self.ior[line.split()[0]] = line.split()[1]
+        if set(self.ior) != {"echo", "ttcp"}:
+            raise Failed(f"the server printed no IORs within {TIMEOUT} s: {self.stop()[-2000:]}")
+
+    def line(self):
+        got = []
+        reader = threading.Thread(target=lambda: got.append(self.p.stdout.readline().strip()), daemon=True)
+        reader.start()
+        reader.join(TIMEOUT)
+        return got[0] if got else ""
+
+    def log(self):
+        return "".join(self.err)
+
+    def stop(self):
+        """Ends the server (end of stdin); its stderr."""
+        try:
+            self.p.stdin.close()
+            self.p.wait(timeout=10)
+        except (subprocess.TimeoutExpired, BrokenPipeError):
+            self.p.kill()
+            self.p.wait()
+        return self.log()
+
+
+def client(hosts, peer, transport, args, host_words=True):
+    extra = ["-ORBclanHost", hosts.addr["A"]] if host_words else []
+    return hosts.run("A", peer, *args, *extra, "-ORBtraceLevel", "10")
+
+
+def check_ok(c, what, srv_log):
+    if c.returncode != CLIENT_OK:
+        raise Failed(f"{what}: the client failed ({c.returncode}): {c.stderr[-2000:]}\nthe server: {srv_log[-2000:]}")
+
+
+def check_over(transport, srv_log):
+    if f"Accepted connection from giop:{transport}:" not in srv_log:
+        raise Failed(f"the server accepted no giop:{transport} connection: {srv_log[-2000:]}")
+
+
+def serve(hosts, peer, transport, with_tcp=False):
+    endpoints = [f"giop:{transport}::"] + ([f"giop:tcp:{hosts.addr['B']}:"] if with_tcp else [])
+    return Server(hosts, peer, endpoints)
+
+
+def echo(hosts, peer, plain, transport):
+    srv = serve(hosts, peer, transport)
     try:
-        return srv.communicate(timeout=10)[1]
-    except subprocess.TimeoutExpired:
-        srv.kill()
-        return srv.communicate()[1]
-
-
-def run_client(script, prefix, client, ior, extra):
-    argv = [script, "exec", "A", prefix, "--", client, ior, "--calls", "500"] + extra
-    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT,
-                          env=ENV)
-
-
-def clan_echo(script, prefix, server, client):
-    a, b = addr(script, prefix, "A"), addr(script, prefix, "B")
-    srv, ior = start_server(script, prefix, server, ["giop:clan::"], b)
-    try:
-        c = run_client(script, prefix, client, ior, ["-ORBclanHost", a, "-ORBtraceLevel", "10"])
+        for calls, size in (("300", "16"), ("4", "200000")):
+            c = client(hosts, peer, transport, ["client", "--ior", srv.ior["echo"], "--calls", calls, "--size", size])
+            check_ok(c, f"{calls} echo calls of {size} bytes", srv.log())
     finally:
-        err = stop(srv)
-    if c.returncode != 0:
-        raise Failed(f"the client failed ({c.returncode}): {c.stderr[-2000:]}\nthe server: {err[-2000:]}")
-    result = json.loads(c.stdout.strip().splitlines()[-1])
-    if result.get("count") != 500:
-        raise Failed(f"the client made {result.get('count')} calls, not 500")
-    if "Accepted connection from giop:clan:" not in err:
-        raise Failed(f"the server accepted no giop:clan connection: {err[-2000:]}")
+        log = srv.stop()
+    check_over(transport, log)
 
 
-def no_host_words(script, prefix, server, client):
-    b = addr(script, prefix, "B")
-    srv, ior = start_server(script, prefix, server, [f"giop:tcp:{b}:", "giop:clan::"], b)
+def ttcp(hosts, peer, plain, transport):
+    srv = serve(hosts, peer, transport)
     try:
-        c = run_client(script, prefix, client, ior, ["-ORBtraceLevel", "10"])
+        for mode, size, calls in (("exactly", "65536", "40"), ("marshalled", "65536", "10"),
+                                  ("oneway", "8192", "200")):
+            c = client(hosts, peer, transport,
+                       ["ttcp", "--ior", srv.ior["ttcp"], "--mode", mode, "--size", size, "--calls", calls])
+            check_ok(c, f"ttcp {mode} {calls} x {size} B", srv.log())
     finally:
-        err = stop(srv)
-    if c.returncode != 0:
-        raise Failed(f"the client failed ({c.returncode}): {c.stderr[-2000:]}\nthe server: {err[-2000:]}")
+        log = srv.stop()
+    check_over(transport, log)
+
+
+def exception(hosts, peer, plain, transport):
+    srv = serve(hosts, peer, transport)
+    try:
+        c = client(hosts, peer, transport, ["ttcp", "--ior", srv.ior["ttcp"], "--mode", "corrupt", "--size", "4096"])
+        check_ok(c, "a corrupt buffer", srv.log())
+    finally:
+        log = srv.stop()
+    check_over(transport, log)
+
+
+def killed(hosts, peer, plain, transport):
+    srv = serve(hosts, peer, transport)
+    c = subprocess.Popen(hosts.argv("A", peer, "client", "--ior", srv.ior["echo"], "--stall", "-ORBclanHost",
+                                    hosts.addr["A"], "-ORBtraceLevel", "10"),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        if srv.line() != "stalled":
+            raise Failed(f"the call never reached the servant: {srv.log()[-2000:]}")
+        srv.p.send_signal(signal.SIGKILL)
+        srv.p.wait()
+        _, err = c.communicate(timeout=TIMEOUT)
+    finally:
+        if c.poll() is None:
+            c.kill()
+        srv.stop()
+    if c.returncode != CLIENT_SYSTEM_EXCEPTION or not ("COMM_FAILURE" in err or "TRANSIENT" in err):
+        raise Failed(f"the client ended with {c.returncode}, not COMM_FAILURE or TRANSIENT: {err[-2000:]}")
+
+
+def names(hosts, peer, plain, transport):
+    b = hosts.addr["B"]
+    # A port of each transport's own: the cases of several transports may
+    # run at once on the same hosts.
+    port = 2809 + TRANSPORTS.index(transport)
+    ns = subprocess.Popen(hosts.argv("B", "/bin/sh", "-c", f'd=$(mktemp -d) && exec omniNames -start {port} '
+                                     f'-ignoreport -logdir "$d" -ORBendPoint giop:tcp:{b}:{port}'),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ENV)
+    try:
+        # It prints its root context once its endpoint is bound.
+        said = read_until(ns.stdout, "Root context is ")
+        if "Root context is " not in said:
+            raise Failed(f"omniNames did not start: {said[-2000:]}")
+        srv = serve(hosts, peer, transport)
+        try:
+            ref = f"corbaloc::{b}:{port}/NameService"
+            bound = hosts.run("B", "nameclt", "-ORBInitRef", f"NameService={ref}", "bind", "echo", srv.ior["echo"])
+            if bound.returncode != 0:
+                raise Failed(f"nameclt could not bind the IOR: {bound.stdout}{bound.stderr}")
+            c = client(hosts, peer, transport, ["client", "--ns", ref, "--name", "echo", "--calls", "20"])
+            check_ok(c, "calls on the IOR from omniNames", srv.log())
+        finally:
+            log = srv.stop()
+    finally:
+        ns.kill()
+        ns.wait()
+    check_over(transport, log)
+
+
+def plain(hosts, peer, plain_peer, transport):
+    srv = serve(hosts, peer, transport, with_tcp=True)
+    try:
+        c = client(hosts, plain_peer, transport, ["client", "--ior", srv.ior["echo"], "--calls", "50"], False)
+        check_ok(c, "a client without clanorb", srv.log())
+    finally:
+        log = srv.stop()
+    if "Accepted connection from giop:tcp:" not in log:
+        raise Failed(f"the server accepted no giop:tcp connection: {log[-2000:]}")
+
+
+def no_host_words(hosts, peer, plain_peer, transport):
+    srv = serve(hosts, peer, transport, with_tcp=True)
+    try:
+        c = client(hosts, peer, transport, ["client", "--ior", srv.ior["echo"], "--calls", "50"], False)
+        check_ok(c, "a client without -ORBclanHost", srv.log())
+    finally:
+        srv.stop()
     if "this process has no -ORBclanHost" not in c.stderr:
-        raise Failed(f"the client did not say why it left giop:clan: {c.stderr[-3000:]}")
+        raise Failed(f"the client did not say why it left giop:{transport}: {c.stderr[-3000:]}")
 
 
-CASES = {"clan_echo": clan_echo, "no_host_words": no_host_words}
+CASES = {f.__name__: f for f in (echo, ttcp, exception, killed, names, plain, no_host_words)}
 
 if __name__ == "__main__":
-    if len(sys.argv) != 6 or sys.argv[5] not in CASES:
+    if len(sys.argv) != 7 or sys.argv[5] not in TRANSPORTS or sys.argv[6] not in CASES:
         sys.exit(__doc__)
+    script, prefix, peer, plain_peer, transport, case = sys.argv[1:]
     try:
-        CASES[sys.argv[5]](*sys.argv[1:5])
-    except (Failed, subprocess.SubprocessError, json.JSONDecodeError, IndexError) as e:
-        print(f"orb_across_hosts.py {sys.argv[5]}: {e}", file=sys.stderr)
+        CASES[case](Hosts(script, prefix), peer, plain_peer, transport)
+    except (Failed, subprocess.SubprocessError) as e:
+        print(f"orb_across_hosts.py {transport} {case}: {e}", file=sys.stderr)
         sys.exit(1)

@@ -32,6 +32,9 @@
 //     on stdin (or its end) before the next call; its connection stays
 //     open meanwhile. Exit codes in protocol.hpp.
 //
+//   orb_test_peer ttcp --ior TTCP_IOR --mode ... [ORB options]
+//     A client of the ttcp object: orb_test_peer_ttcp.cpp.
+//
 //   TEST_PEER_CHDIR=DIR in the environment: chdir to DIR before ORB_init.
 //   TEST_PEER_MAX_FDS=N: lower the soft limit on open descriptors to N
 //   (RLIMIT_NOFILE) before ORB_init.
@@ -56,6 +59,7 @@
 
 #include "echo.hh"
 #include "orb/connect_retry.hpp"
+#include "orb/orb_test_peer_ttcp.hpp"
 #ifdef ORB_TEST_PEER_NIC_STATS
 #include "orb/peer_nic_stats.hpp"
 #endif
@@ -386,6 +390,7 @@ int main(int argc, char** argv) {
   try {
     if (mode == "server") code = run_server(orb);
     else if (mode == "client") code = run_client(orb, argc, argv);
+    else if (mode == "ttcp") code = run_ttcp_client(orb, argc, argv);
     if (mode != "server") orb->destroy();
   } catch (const CORBA::Exception& ex) {
     std::cerr << "orb_test_peer " << mode << ": " << ex._name() << "\n";

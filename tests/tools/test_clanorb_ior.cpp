@@ -42,6 +42,7 @@ TEST_CASE("clanorb-ior decodes a tcp+clan server's IOR: its address, this host's
     CHECK(has(r, "profile 1: IIOP 1.2, host 127.0.0.1, port "));
     CHECK(has(r, "giop:clan component (0x434c4130):\n    address      giop:clan:orb"));
     CHECK(has(r, "  (this host's)\n"));
+    CHECK(has(r, "    reach        (none: the server serves its own host only)\n"));
     CHECK(has(r, "    a clanorb client here uses it\n"));
     CHECK_FALSE(has(r, "TAG_ALTERNATE_IIOP_ADDRESS"));
   }
@@ -59,6 +60,26 @@ TEST_CASE("clanorb-ior says a clanorb client here would not use another host's c
   CHECK(r.status == 0);
   CHECK(has(r, other + "  (another host's)"));
   CHECK(has(r, "a clanorb client here does not use it: its server runs on another host"));
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("clanorb-ior prints a component's reach, and the address a client of another host uses",
+          "[tool]") {
+  Server server(Transport{"clan", {"giop:clan::"}}, Threading::kPerConnection, {"-ORBclanHost", "127.0.0.1"});
+  const Run here = run_tool({server.echo_ior()});
+  INFO(here.output);
+  CHECK(here.status == 0);
+  CHECK(has(here, "    reach        127.0.0.1:"));
+  CHECK(has(here, "  (where nodes of other hosts reach the server's node)\n"));
+  CHECK(has(here, "    a clanorb client here uses it\n"));
+  // Seen from another host: the client would connect to NODE@HOST:PORT, if
+  // it had an -ORBclanHost of its own (the tool runs without one).
+  const std::string forged = clanorb::test::with_boot_id(server.echo_ior(), clanorb::test::another_boot_id());
+  REQUIRE(!forged.empty());
+  const Run there = run_tool({forged});
+  INFO(there.output);
+  CHECK(has(there, "a clanorb client here does not use it: its server runs on another host"));
+  CHECK(has(there, "this process has no -ORBclanHost"));
   CHECK(server.stop() == 0);
 }
 

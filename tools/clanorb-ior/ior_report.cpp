@@ -61,6 +61,19 @@ std::string runtime_dir_line(const std::string& dir) {
   return dir + (same_directory(dir, mine) ? "  (this process's)" : "  (this process uses " + mine + ")");
 }
 
+std::string reach_line(const IorComponent& c) {
+  if (c.reach.empty()) return "(none: the server serves its own host only)";
+  return c.reach + "  (where nodes of other hosts reach the server's node)";
+}
+
+// Whether a clanorb client here would use the component, and at which address.
+std::string verdict_line(const IorComponent& c) {
+  const std::string why = why_unusable_here(c, true);
+  if (!why.empty()) return "a clanorb client here does not use it: " + why;
+  const std::string address = address_from_here(c);
+  return "a clanorb client here uses it" + (address == c.address ? "" : ", as " + address);
+}
+
 // Returns false if the component is malformed.
 bool print_clanorb(const TaggedComponent& c, std::ostream& out) {
   out << "  giop:" << transport_of_tag(c.tag) << " component (" << hex32(c.tag) << "):";
@@ -72,12 +85,8 @@ bool print_clanorb(const TaggedComponent& c, std::ostream& out) {
   }
   out << "\n    address      " << component.address << "\n    boot id      "
       << component.boot_id << (component.boot_id == boot_id() ? "  (this host's)" : "  (another host's)")
-      << "\n    runtime dir  " << runtime_dir_line(component.runtime_dir) << "\n";
-  const std::string why = why_unusable_here(component, true);
-  if (why.empty())
-    out << "    a clanorb client here uses it\n";
-  else
-    out << "    a clanorb client here does not use it: " << why << "\n";
+      << "\n    runtime dir  " << runtime_dir_line(component.runtime_dir) << "\n    reach        "
+      << reach_line(component) << "\n    " << verdict_line(component) << "\n";
   return true;
 }
 

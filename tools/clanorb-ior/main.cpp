@@ -23,8 +23,9 @@ void usage(std::ostream& out) {
          "       clanorb-ior -f FILE      decode the IOR in FILE\n"
          "       clanorb-ior [-]          decode the IOR read from standard input\n"
          "Prints each profile's IIOP host and port and each tagged component: clanorb's\n"
-         "(giop:clan, giop:otp, giop:via) with their address, boot id and runtime\n"
-         "directory, and whether a clanorb client on this host would use them.\n"
+         "(giop:clan, giop:otp, giop:via) with their address, boot id, runtime\n"
+         "directory and address for other hosts (reach), and whether a clanorb client\n"
+         "on this host would use them, and at which address.\n"
          "Exit status: 0 decoded, 1 not a well-formed IOR (or a malformed clanorb\n"
          "component), 2 bad arguments or unreadable input.\n";
 }
