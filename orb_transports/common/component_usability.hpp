@@ -26,12 +26,12 @@ bool same_directory(const std::string& a, const std::string& b);
 std::string why_unusable_here(const IorComponent& c, bool linked);
 
 // For a component of another host: "" if a client here reaches it over the
-// wire (giop:clan, the server publishes where, and this process has its
-// own -ORBclanHost), else why not.
+// wire (its transport crosses hosts, the server publishes where, and this
+// process has its own -ORBclanHost), else why not.
 std::string why_not_across_hosts(const IorComponent& c);
 
 // The address a client here connects to: the component's, or for a server
-// of another host "giop:clan:NODE@HOST:PORT:PORT" (its node's tcp address).
+// of another host "giop:<name>:NODE@HOST:PORT:PORT" (its node's tcp address).
 std::string address_from_here(const IorComponent& c);
 
 }  // namespace clanorb
