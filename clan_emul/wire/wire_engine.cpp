@@ -22,6 +22,8 @@ Errc WireEngine::open() {
   if (Errc e = open_queues(); e != Errc::kOk) return e;
   if (Errc e = listen(); e != Errc::kOk) return e;
   if (Errc e = watch(&cq_->fid, cq_watch_, "completion queue"); e != Errc::kOk) return e;
+  cq_fd_ = cq_watch_.native_handle();
+  cq_registered_ = true;
   if (Errc e = watch(&eq_->fid, eq_watch_, "event queue"); e != Errc::kOk) return e;
   start_loop();
   return Errc::kOk;
@@ -123,7 +125,12 @@ void WireEngine::close_all() {
     registrations_.clear();
   }
   boost::system::error_code ignored;
-  cq_watch_.close(ignored);
+  if (cq_registered_) {
+    cq_watch_.close(ignored);
+  } else if (cq_fd_ >= 0) {
+    ::close(cq_fd_);
+  }
+  cq_fd_ = -1;
   eq_watch_.close(ignored);
   if (pep_) fi_close(&pep_->fid);
   if (cq_) fi_close(&cq_->fid);

@@ -113,9 +113,13 @@ class WireEngine {
   // thread is standing down (a waiter that goes to sleep then calls kick).
   std::atomic<uint64_t> last_spin_ns_{0};
   std::atomic<bool> standing_down_{false};
-  // The io thread's own: whether it watches the descriptor or stands by.
+  // The io thread's own: whether it watches the descriptor or stands by,
+  // and whether the descriptor (cq_fd_, owned by cq_watch_ while
+  // registered) is in the loop's epoll set.
   bool cq_watched_ = false;
   bool in_standby_ = false;
+  bool cq_registered_ = false;
+  int cq_fd_ = -1;
 
  private:
   // wire_engine.cpp
@@ -129,7 +133,8 @@ class WireEngine {
   void start_loop();
   void arm_cq();
   void stand_by();
-  void progress_unless_busy();
+  bool register_cq();
+  bool progress_unless_busy();
   void arm_eq();
   void arm_sweep();
   void drain_cq();
@@ -137,6 +142,7 @@ class WireEngine {
   void on_completion(const fi_cq_data_entry& e);
   void on_completion_error();
   void on_receive(uint64_t context, size_t len);
+  void on_notice(WireLink& link, size_t slot, const std::byte* data, size_t len);
   void on_connection_event(uint32_t event, const fi_eq_cm_entry& entry);
   void on_connection_error();
   // wire_links.cpp

@@ -8,7 +8,9 @@
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 
 #include "clan_emul/wire/fi_loader.hpp"
 #include "clan_emul/wire/wire_engine.hpp"
@@ -42,9 +44,14 @@ void WireEngine::arm_cq() {
     stand_by();
     return;
   }
+  if (!cq_registered_ && !register_cq()) return;
   fid* queues[] = {&cq_->fid};
   if (fi_trywait(fabric_, queues, 1) != FI_SUCCESS) {
-    progress_unless_busy();
+    // A waiter holding the queue reads what is there: leave it to them.
+    if (!progress_unless_busy()) {
+      stand_by();
+      return;
+    }
     boost::asio::post(io_, [this] { arm_cq(); });
     return;
   }
@@ -58,9 +65,15 @@ void WireEngine::arm_cq() {
 }
 
 // Waiters are spinning, and reading the queue as they do: waking for
-// every message would only take a CPU from them. A waiter that goes to
-// sleep cancels the stand-by (kick), and the thread watches again.
+// every message would only take a CPU from them, so the descriptor leaves
+// the loop's epoll set (an edge-triggered registration wakes the loop on
+// every message, watched or not) until the stand-by ends. A waiter that
+// goes to sleep cancels the stand-by (kick), and the thread watches again.
 void WireEngine::stand_by() {
+  if (cq_registered_) {
+    cq_fd_ = cq_watch_.release();
+    cq_registered_ = false;
+  }
   in_standby_ = true;
   standing_down_.store(true, std::memory_order_release);
   standby_.expires_after(kStandBy);
@@ -73,6 +86,16 @@ void WireEngine::stand_by() {
   });
 }
 
+// The descriptor back in the loop's epoll set; a descriptor already
+// readable is announced at once.
+bool WireEngine::register_cq() {
+  boost::system::error_code ec;
+  cq_watch_.assign(cq_fd_, ec);
+  if (ec) return false;  // only the sweep reads the queue from then on
+  cq_registered_ = true;
+  return true;
+}
+
 void WireEngine::kick() {
   if (!standing_down_.exchange(false, std::memory_order_acq_rel)) return;
   last_spin_ns_.store(0, std::memory_order_relaxed);
@@ -81,10 +104,13 @@ void WireEngine::kick() {
   });
 }
 
-// The wire's thread leaves the queue to a waiter that is reading it.
-void WireEngine::progress_unless_busy() {
+// The wire's thread leaves the queue to a waiter that is reading it:
+// false if one is.
+bool WireEngine::progress_unless_busy() {
   std::unique_lock lock(progress_mu_, std::try_to_lock);
-  if (lock.owns_lock()) drain_cq();
+  if (!lock.owns_lock()) return false;
+  drain_cq();
+  return true;
 }
 
 void WireEngine::arm_eq() {
@@ -173,12 +199,10 @@ void WireEngine::on_receive(uint64_t context, size_t len) {
   const std::byte* data = link->receive_buffer(slot);
   const uint8_t op = wire_op(data, len);
   if (op == static_cast<uint8_t>(WireOp::kWriteNotice) || op == static_cast<uint8_t>(WireOp::kWriteInline)) {
-    if (auto n = decode_notice_message(data, len)) {
-      deliver(*link, n->notice, n->inline_data);
-    } else {
-      notices_dropped_.fetch_add(1, std::memory_order_relaxed);
-    }
-  } else if (auto m = decode_wire_message(data, len); !m) {
+    on_notice(*link, slot, data, len);
+    return;
+  }
+  if (auto m = decode_wire_message(data, len); !m) {
     messages_dropped_.fetch_add(1, std::memory_order_relaxed);
   } else if (m->op == WireOp::kImportRequest) {
     on_import_request(*link, m->request, m->cookie);
@@ -190,6 +214,21 @@ void WireEngine::on_receive(uint64_t context, size_t len) {
     messages_dropped_.fetch_add(1, std::memory_order_relaxed);
   }
   link->receive_done(slot);
+}
+
+// A notice is copied out of its slot and the slot posted again before the
+// write is delivered: delivery wakes the waiter, whose answer takes the
+// link's lock at once, and a re-post after the wake-up would wait for it.
+void WireEngine::on_notice(WireLink& link, size_t slot, const std::byte* data, size_t len) {
+  std::byte message[WireLink::kReceiveBytes];
+  const size_t size = std::min(len, sizeof message);
+  std::memcpy(message, data, size);
+  link.receive_done(slot);
+  if (auto n = decode_notice_message(message, len == size ? size : 0)) {
+    deliver(link, n->notice, n->inline_data);
+  } else {
+    notices_dropped_.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 void WireEngine::drain_eq() {
