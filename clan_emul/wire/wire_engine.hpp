@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "clan_emul/wire/wire.hpp"
 #include "clan_emul/wire/write_notice.hpp"
@@ -41,7 +42,7 @@ struct Registration {
 
 class WireEngine {
  public:
-  WireEngine(const WireConfig& config, WireOwner& owner) : config_(config), owner_(owner) {}
+  WireEngine(const WireConfig& config, WireOwner& owner) : config_(config), owner_(owner) { landed_.reserve(64); }
   ~WireEngine();
   Errc open();
 
@@ -95,6 +96,15 @@ class WireEngine {
   // registrations (closed under it, so no delivery copies from a freed shadow).
   std::mutex progress_mu_;
   std::map<uint32_t, Registration> registrations_;
+  // Writes the wire's thread delivered whose tripwires fire once it has
+  // re-armed (drain_until_quiet); under progress_mu_.
+  struct Landed {
+    uint32_t region;
+    uint64_t offset;
+    uint64_t length;
+  };
+  bool defer_landed_ = false;
+  std::vector<Landed> landed_;
 
   static constexpr size_t kMaxLinks = 4096;
   std::atomic<uint64_t> links_refused_{0};
@@ -134,6 +144,7 @@ class WireEngine {
   void arm_cq();
   void stand_by();
   bool register_cq();
+  bool drain_until_quiet();
   bool progress_unless_busy();
   void arm_eq();
   void arm_sweep();

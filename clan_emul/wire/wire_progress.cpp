@@ -36,8 +36,9 @@ void WireEngine::start_loop() {
 }
 
 // One watcher at a time: the descriptor, or the stand-by timer while
-// waiters spin. fi_trywait before blocking: it fails while the queue holds
-// entries that the descriptor would not announce again.
+// waiters spin. The queue is read and fi_trywait asked before blocking: it
+// fails while the queue holds entries that the descriptor would not
+// announce again.
 void WireEngine::arm_cq() {
   if (cq_watched_ || in_standby_) return;
   if (now_ns() - last_spin_ns_.load(std::memory_order_relaxed) < kStandByNs) {
@@ -45,13 +46,15 @@ void WireEngine::arm_cq() {
     return;
   }
   if (!cq_registered_ && !register_cq()) return;
-  fid* queues[] = {&cq_->fid};
-  if (fi_trywait(fabric_, queues, 1) != FI_SUCCESS) {
-    // A waiter holding the queue reads what is there: leave it to them.
-    if (!progress_unless_busy()) {
-      stand_by();
-      return;
-    }
+  std::unique_lock lock(progress_mu_, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    // Someone else reads the queue (a writer making room): look again.
+    boost::asio::post(io_, [this] { arm_cq(); });
+    return;
+  }
+  const bool quiet = drain_until_quiet();
+  lock.unlock();
+  if (!quiet) {
     boost::asio::post(io_, [this] { arm_cq(); });
     return;
   }
@@ -59,9 +62,26 @@ void WireEngine::arm_cq() {
   cq_watch_.async_wait(boost::asio::posix::stream_descriptor::wait_read, [this](boost::system::error_code ec) {
     cq_watched_ = false;
     if (ec) return;
-    progress_unless_busy();
     arm_cq();
   });
+}
+
+// Reads the queue, then asks fi_trywait, and only then fires the
+// tripwires of what it delivered (the bytes are in the region already).
+// fi_trywait takes each endpoint's lock, and a waiter woken by a tripwire
+// answers at once, taking its endpoint's lock to send: woken first, its
+// send and the wire thread's fi_trywait meet on that lock (a futex wait
+// and a wake-up more per hop). True if the descriptor will announce the
+// next entry.
+bool WireEngine::drain_until_quiet() {
+  defer_landed_ = true;
+  drain_cq();
+  fid* queues[] = {&cq_->fid};
+  const bool quiet = fi_trywait(fabric_, queues, 1) == FI_SUCCESS;
+  defer_landed_ = false;
+  for (const Landed& l : landed_) owner_.remote_write_landed(l.region, l.offset, l.length);
+  landed_.clear();
+  return quiet;
 }
 
 // Waiters are spinning, and reading the queue as they do: waking for
