@@ -142,7 +142,8 @@ class WireEngine {
  public:
   void start_loop();
   void arm_cq();
-  void stand_by();
+  bool stand_by();
+  bool spun_recently() const;
   bool register_cq();
   bool drain_until_quiet();
   bool progress_unless_busy();

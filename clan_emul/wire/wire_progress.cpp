@@ -41,10 +41,7 @@ void WireEngine::start_loop() {
 // announce again.
 void WireEngine::arm_cq() {
   if (cq_watched_ || in_standby_) return;
-  if (now_ns() - last_spin_ns_.load(std::memory_order_relaxed) < kStandByNs) {
-    stand_by();
-    return;
-  }
+  if (spun_recently() && stand_by()) return;
   if (!cq_registered_ && !register_cq()) return;
   std::unique_lock lock(progress_mu_, std::try_to_lock);
   if (!lock.owns_lock()) {
@@ -89,13 +86,19 @@ bool WireEngine::drain_until_quiet() {
 // the loop's epoll set (an edge-triggered registration wakes the loop on
 // every message, watched or not) until the stand-by ends. A waiter that
 // goes to sleep cancels the stand-by (kick), and the thread watches again.
-void WireEngine::stand_by() {
+bool WireEngine::stand_by() {
+  // Paired with kick: either the waiter going to sleep sees the stand-down
+  // and cancels it, or this sees the spin it cleared and watches.
+  standing_down_.store(true, std::memory_order_seq_cst);
+  if (!spun_recently()) {
+    standing_down_.store(false, std::memory_order_relaxed);
+    return false;
+  }
   if (cq_registered_) {
     cq_fd_ = cq_watch_.release();
     cq_registered_ = false;
   }
   in_standby_ = true;
-  standing_down_.store(true, std::memory_order_release);
   standby_.expires_after(kStandBy);
   standby_.async_wait([this](boost::system::error_code ec) {
     in_standby_ = false;
@@ -104,6 +107,11 @@ void WireEngine::stand_by() {
     if (!ec) progress_unless_busy();
     arm_cq();
   });
+  return true;
+}
+
+bool WireEngine::spun_recently() const {
+  return now_ns() - last_spin_ns_.load(std::memory_order_seq_cst) < kStandByNs;
 }
 
 // The descriptor back in the loop's epoll set; a descriptor already
@@ -116,9 +124,13 @@ bool WireEngine::register_cq() {
   return true;
 }
 
+// A waiter going to sleep: the spin it did no longer holds the thread
+// back (cleared even when the thread is not standing down yet, or the
+// thread, woken by the message this waiter gave up on, would stand down
+// for that spin and leave the message unread for a whole stand-by).
 void WireEngine::kick() {
-  if (!standing_down_.exchange(false, std::memory_order_acq_rel)) return;
-  last_spin_ns_.store(0, std::memory_order_relaxed);
+  last_spin_ns_.store(0, std::memory_order_seq_cst);
+  if (!standing_down_.exchange(false, std::memory_order_seq_cst)) return;
   boost::asio::post(io_, [this] {
     if (in_standby_) standby_.cancel();
   });
