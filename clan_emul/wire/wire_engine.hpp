@@ -123,28 +123,30 @@ class WireEngine {
   // thread is standing down (a waiter that goes to sleep then calls kick).
   std::atomic<uint64_t> last_spin_ns_{0};
   std::atomic<bool> standing_down_{false};
-  // The io thread's own: whether it watches the descriptor or stands by,
-  // and whether the descriptor (cq_fd_, owned by cq_watch_ while
-  // registered) is in the loop's epoll set.
+  // The io thread's own: whether it waits on cq_watch_ (cq_set_, an epoll
+  // set holding the queue's wait descriptor cq_fd_ unless standing down)
+  // and whether a stand-by timer runs.
   bool cq_watched_ = false;
   bool in_standby_ = false;
-  bool cq_registered_ = false;
-  int cq_fd_ = -1;
+  int cq_set_ = -1;  // owned by cq_watch_
+  int cq_fd_ = -1;   // the queue's, owned by libfabric
 
  private:
   // wire_engine.cpp
   Errc open_fabric();
   Errc open_queues();
   Errc listen();
+  Errc wait_fd(fid* queue, const char* what, int& fd);
   Errc watch(fid* queue, boost::asio::posix::stream_descriptor& watch, const char* what);
+  Errc watch_cq();
   void close_all();
   // wire_progress.cpp
  public:
   void start_loop();
   void arm_cq();
   bool stand_by();
+  void resume_watch();
   bool spun_recently() const;
-  bool register_cq();
   bool drain_until_quiet();
   bool progress_unless_busy();
   void arm_eq();

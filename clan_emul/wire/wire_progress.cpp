@@ -5,6 +5,7 @@
 // one that waits for a remote write sees it without a wake-up; whoever
 // holds progress_mu_ handles what it reads.
 #include <rdma/fi_errno.h>
+#include <sys/epoll.h>
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
@@ -35,25 +36,22 @@ void WireEngine::start_loop() {
   thread_ = std::thread([this] { io_.run(); });
 }
 
-// One watcher at a time: the descriptor, or the stand-by timer while
-// waiters spin. The queue is read and fi_trywait asked before blocking: it
-// fails while the queue holds entries that the descriptor would not
-// announce again.
+// The loop watches the queue through a set of its own (cq_set_, an epoll
+// set holding the queue's wait descriptor, or nothing while the thread
+// stands down). The queue is read and fi_trywait asked before the loop
+// blocks: it fails while the queue holds entries that the descriptor
+// would not announce again.
 void WireEngine::arm_cq() {
-  if (cq_watched_ || in_standby_) return;
-  if (spun_recently() && stand_by()) return;
-  if (!cq_registered_ && !register_cq()) return;
-  std::unique_lock lock(progress_mu_, std::try_to_lock);
-  if (!lock.owns_lock()) {
+  if (cq_watched_) return;
+  if (!(spun_recently() && stand_by())) {
+    std::unique_lock lock(progress_mu_, std::try_to_lock);
     // Someone else reads the queue (a writer making room): look again.
-    boost::asio::post(io_, [this] { arm_cq(); });
-    return;
-  }
-  const bool quiet = drain_until_quiet();
-  lock.unlock();
-  if (!quiet) {
-    boost::asio::post(io_, [this] { arm_cq(); });
-    return;
+    const bool quiet = lock.owns_lock() && drain_until_quiet();
+    if (lock.owns_lock()) lock.unlock();
+    if (!quiet) {
+      boost::asio::post(io_, [this] { arm_cq(); });
+      return;
+    }
   }
   cq_watched_ = true;
   cq_watch_.async_wait(boost::asio::posix::stream_descriptor::wait_read, [this](boost::system::error_code ec) {
@@ -82,46 +80,46 @@ bool WireEngine::drain_until_quiet() {
 }
 
 // Waiters are spinning, and reading the queue as they do: waking for
-// every message would only take a CPU from them, so the descriptor leaves
-// the loop's epoll set (an edge-triggered registration wakes the loop on
-// every message, watched or not) until the stand-by ends. A waiter that
-// goes to sleep cancels the stand-by (kick), and the thread watches again.
+// every message would only take a CPU from them, so the queue's
+// descriptor leaves the loop's set until the stand-by ends or a waiter
+// going to sleep puts it back (kick, without waking this thread: the set
+// is an epoll set, which any thread may change). False if a waiter went
+// to sleep meanwhile: the thread watches.
 bool WireEngine::stand_by() {
-  // Paired with kick: either the waiter going to sleep sees the stand-down
-  // and cancels it, or this sees the spin it cleared and watches.
-  standing_down_.store(true, std::memory_order_seq_cst);
+  if (!standing_down_.load(std::memory_order_relaxed)) {
+    ::epoll_ctl(cq_set_, EPOLL_CTL_DEL, cq_fd_, nullptr);
+    // Paired with kick: either the waiter going to sleep sees the
+    // stand-down and puts the descriptor back, or this sees the spin it
+    // cleared and does.
+    standing_down_.store(true, std::memory_order_seq_cst);
+  }
   if (!spun_recently()) {
-    standing_down_.store(false, std::memory_order_relaxed);
+    resume_watch();
     return false;
   }
-  if (cq_registered_) {
-    cq_fd_ = cq_watch_.release();
-    cq_registered_ = false;
-  }
+  if (in_standby_) return true;
   in_standby_ = true;
   standby_.expires_after(kStandBy);
   standby_.async_wait([this](boost::system::error_code ec) {
     in_standby_ = false;
-    standing_down_.store(false, std::memory_order_release);
-    if (ec && ec != boost::asio::error::operation_aborted) return;
-    if (!ec) progress_unless_busy();
-    arm_cq();
+    if (ec) return;
+    resume_watch();
+    progress_unless_busy();
   });
   return true;
 }
 
-bool WireEngine::spun_recently() const {
-  return now_ns() - last_spin_ns_.load(std::memory_order_seq_cst) < kStandByNs;
+// Any thread: the queue's descriptor back in the loop's set, once (a
+// descriptor already readable wakes the loop at once).
+void WireEngine::resume_watch() {
+  if (!standing_down_.exchange(false, std::memory_order_seq_cst)) return;
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ::epoll_ctl(cq_set_, EPOLL_CTL_ADD, cq_fd_, &ev);
 }
 
-// The descriptor back in the loop's epoll set; a descriptor already
-// readable is announced at once.
-bool WireEngine::register_cq() {
-  boost::system::error_code ec;
-  cq_watch_.assign(cq_fd_, ec);
-  if (ec) return false;  // only the sweep reads the queue from then on
-  cq_registered_ = true;
-  return true;
+bool WireEngine::spun_recently() const {
+  return now_ns() - last_spin_ns_.load(std::memory_order_seq_cst) < kStandByNs;
 }
 
 // A waiter going to sleep: the spin it did no longer holds the thread
@@ -130,10 +128,7 @@ bool WireEngine::register_cq() {
 // for that spin and leave the message unread for a whole stand-by).
 void WireEngine::kick() {
   last_spin_ns_.store(0, std::memory_order_seq_cst);
-  if (!standing_down_.exchange(false, std::memory_order_seq_cst)) return;
-  boost::asio::post(io_, [this] {
-    if (in_standby_) standby_.cancel();
-  });
+  resume_watch();
 }
 
 // The wire's thread leaves the queue to a waiter that is reading it:
