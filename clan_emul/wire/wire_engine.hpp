@@ -144,6 +144,7 @@ class WireEngine {
  public:
   void start_loop();
   void arm_cq();
+  void watch_cq_set();
   bool stand_by();
   void resume_watch();
   bool spun_recently() const;

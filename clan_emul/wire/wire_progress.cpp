@@ -45,14 +45,27 @@ void WireEngine::arm_cq() {
   if (cq_watched_) return;
   if (!(spun_recently() && stand_by())) {
     std::unique_lock lock(progress_mu_, std::try_to_lock);
-    // Someone else reads the queue (a writer making room): look again.
-    const bool quiet = lock.owns_lock() && drain_until_quiet();
-    if (lock.owns_lock()) lock.unlock();
+    if (!lock.owns_lock()) {
+      // Someone reads the queue as a spinning waiter does: stand by, not
+      // try again and again for the lock (a CPU taken from the reader).
+      last_spin_ns_.store(now_ns(), std::memory_order_seq_cst);
+      if (stand_by()) return watch_cq_set();
+      // A waiter went to sleep meanwhile: look again.
+      boost::asio::post(io_, [this] { arm_cq(); });
+      return;
+    }
+    const bool quiet = drain_until_quiet();
+    lock.unlock();
     if (!quiet) {
       boost::asio::post(io_, [this] { arm_cq(); });
       return;
     }
   }
+  watch_cq_set();
+}
+
+void WireEngine::watch_cq_set() {
+  if (cq_watched_) return;
   cq_watched_ = true;
   cq_watch_.async_wait(boost::asio::posix::stream_descriptor::wait_read, [this](boost::system::error_code ec) {
     cq_watched_ = false;
@@ -119,7 +132,9 @@ void WireEngine::resume_watch() {
 }
 
 bool WireEngine::spun_recently() const {
-  return now_ns() - last_spin_ns_.load(std::memory_order_seq_cst) < kStandByNs;
+  const uint64_t last = last_spin_ns_.load(std::memory_order_seq_cst);
+  const uint64_t now = now_ns();
+  return now < last || now - last < kStandByNs;
 }
 
 // A waiter going to sleep: the spin it did no longer holds the thread
