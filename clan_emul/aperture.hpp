@@ -41,6 +41,12 @@ class Aperture {
   // range or on a closed aperture it does nothing.
   void prefetch_for_write(size_t offset, size_t len) const;
 
+  // Waits until every write made so far through this aperture's connection
+  // (every aperture onto the same NIC of another host shares it) has landed
+  // at the exporter: what a protocol does before telling the peer, by
+  // another channel, that it has written. Onto a NIC of this host writes
+  // land as they are made: kOk at once. kClosed, kTimeout.
+  Errc fence(Deadline deadline) const;
   // Whether a write would find the exporter's endpoint resident now.
   bool resident() const;
   // Waits up to `hold` for the exporter's endpoint to be resident, writing

@@ -8,6 +8,8 @@
 
 #include "clan_emul/aperture.hpp"
 #include "clan_emul/error_detail.hpp"
+#include "clan_emul/nic.hpp"
+#include "clan_emul/wire/wire.hpp"
 
 namespace clan {
 
@@ -30,6 +32,12 @@ Errc Aperture::remote_check() const {
   if (link_->state() != wire::WireLink::State::kDown) return Errc::kOk;
   return set_error(Errc::kClosed, 0, "the wire to NIC %016llx is down: %s",
                    static_cast<unsigned long long>(cookie_.nic_id), to_string(link_->down_reason()));
+}
+
+Errc Aperture::fence(Deadline deadline) const {
+  if (!nic_) return Errc::kClosed;
+  if (!link_) return Errc::kOk;
+  return nic_->wire()->fence(*link_, cookie_, deadline);
 }
 
 }  // namespace clan

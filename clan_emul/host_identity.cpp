@@ -7,9 +7,11 @@
 
 namespace clan {
 
-BootId read_boot_id() {
+namespace {
+
+BootId read_boot_id_at(const char* path) {
   BootId id{};
-  FILE* f = std::fopen("/proc/sys/kernel/random/boot_id", "re");
+  FILE* f = std::fopen(path, "re");
   if (!f) return id;
   char buf[64] = {};
   const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
@@ -29,6 +31,16 @@ BootId read_boot_id() {
   }
   if (out != id.size()) id = {};
   return id;
+}
+
+}  // namespace
+
+BootId read_boot_id() { return read_boot_id_at("/proc/sys/kernel/random/boot_id"); }
+
+BootId read_boot_id_of(int pid) {
+  char path[80];
+  std::snprintf(path, sizeof path, "/proc/%d/root/proc/sys/kernel/random/boot_id", pid);
+  return read_boot_id_at(path);
 }
 
 uint64_t read_pid_ns() {

@@ -25,7 +25,10 @@ struct HostIdentity {
 HostIdentity this_host();
 
 // The boot id file's UUID as 16 bytes; all zero if it cannot be read.
+// With a pid: the boot id process `pid` sees (through /proc/PID/root, in
+// its own mount namespace).
 BootId read_boot_id();
+BootId read_boot_id_of(int pid);
 uint64_t read_pid_ns();
 
 }  // namespace clan

@@ -13,6 +13,7 @@
 #include "clan_emul/dma_engine.hpp"
 #include "clan_emul/error_detail.hpp"
 #include "clan_emul/event_queue.hpp"
+#include "clan_emul/host_identity.hpp"
 #include "clan_emul/region.hpp"
 #include "clan_emul/resident_set.hpp"
 #include "clan_emul/runner.hpp"
@@ -306,8 +307,27 @@ Errc check_cookie(const NicView& v, const RdmaCookie& cookie) {
   return Errc::kOk;
 }
 
+// Whether the cookie names a NIC of another process of this host: its
+// owner's descriptor is that NIC's memory (named by the NIC's random id),
+// and the owner sees this host's boot id. A NIC of another host that claims
+// such a NIC's id must not take its imports (nor learn their secrets). NICs
+// of this process linked by a wire reach each other over it, as tests of
+// the wire within one process do; a claim of this NIC's own id is refused
+// where the claim arrives (reach()).
+bool Nic::names_local_nic(const RdmaCookie& cookie) const {
+  if (cookie.nic_id == id()) return true;
+  if (cookie.pid <= 0 || cookie.pid == ::getpid() || cookie.nic_fd < 0) return false;
+  char path[64], target[128];
+  std::snprintf(path, sizeof path, "/proc/%d/fd/%d", static_cast<int>(cookie.pid), cookie.nic_fd);
+  const ssize_t n = ::readlink(path, target, sizeof target - 1);
+  if (n < 0) return false;
+  target[n] = '\0';
+  return "/memfd:" + nic_memfd_name(cookie.nic_id) + " (deleted)" == target &&
+         read_boot_id_of(cookie.pid) == read_boot_id();
+}
+
 Result<Aperture> Nic::import(const RdmaCookie& cookie, const Endpoint* endpoint) {
-  if (wire_ && wire_->knows(cookie.nic_id)) return import_remote(cookie, endpoint);
+  if (wire_ && wire_->knows(cookie.nic_id) && !names_local_nic(cookie)) return import_remote(cookie, endpoint);
   if (endpoint && endpoint->nic_ != this) return Errc::kInvalidArgument;
   const bool counted = endpoint == nullptr;
   std::shared_ptr<PeerNic> peer;

@@ -161,6 +161,7 @@ class Nic final : private wire::WireOwner {
   // The wire's side (nic_wire.cpp).
   Errc open_wire();
   Result<Aperture> import_remote(const RdmaCookie& cookie, const Endpoint* endpoint);
+  bool names_local_nic(const RdmaCookie& cookie) const;
   Result<Admitted> admit_remote_import(const RdmaCookie& cookie) override;
   void remote_write_landed(uint32_t region, size_t offset, size_t length) override;
   void close_wire_registration(uint32_t region) {

@@ -24,6 +24,10 @@ bool on_this_host(const NicLocator& peer) {
 
 Errc reach(Nic& nic, const NicLocator& peer, Deadline deadline) {
   if (on_this_host(peer)) return Errc::kOk;
+  if (peer.nic_id == nic.id()) {
+    return set_error(Errc::kForgedCookie, 0, "a NIC of another host claims NIC '%s''s own id",
+                     nic.config().name.c_str());
+  }
   if (std::memchr(peer.wire, 0, sizeof peer.wire) == nullptr) return Errc::kCorrupt;
   if (peer.wire[0] == 0) {
     return set_error(Errc::kRefused, 0, "the peer NIC is on another host and has no wire (CLAN_WIRE_LISTEN)");

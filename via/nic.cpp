@@ -78,6 +78,8 @@ VIP_RETURN VipClanOpenNic(const VIP_CHAR* DeviceName, const VIP_CLAN_NIC_CONFIG*
     nc.replacement = Config->Replacement == VIP_CLAN_REPLACEMENT_RANDOM ? clan::Replacement::kRandom
                                                                         : clan::Replacement::kLru;
   }
+  if (Config && Config->WireListen && *Config->WireListen) nc.wire.listen = Config->WireListen;
+  if (Config && Config->WireProvider && *Config->WireProvider) nc.wire.provider = Config->WireProvider;
   // A connected VI imports 2 of its peer's regions, and the PIO mapping
   // cache a few more: room for MaxVI connections (see VipQueryNic).
   nc.max_imports = kImportsPerVi * (nc.max_regions / kRegionsPerVi) + 4096;
@@ -85,6 +87,7 @@ VIP_RETURN VipClanOpenNic(const VIP_CHAR* DeviceName, const VIP_CLAN_NIC_CONFIG*
   if (!nic) return VIP_ERROR_RESOURCE;
   clan::OobConfig oc;
   oc.node = name;
+  if (Config && Config->OobListen && *Config->OobListen) oc.listen = Config->OobListen;
   auto oob = clan::OobManager::start(oc);
   if (!oob) {
     return oob.error() == clan::Errc::kInvalidArgument ? VIP_INVALID_PARAMETER
@@ -96,6 +99,13 @@ VIP_RETURN VipClanOpenNic(const VIP_CHAR* DeviceName, const VIP_CLAN_NIC_CONFIG*
   n->name = name;
   register_handle(n, Kind::kNic);
   *NicHandle = n;
+  return VIP_SUCCESS;
+}
+
+VIP_RETURN VipClanQueryNicOobPort(VIP_NIC_HANDLE NicHandle, VIP_UINT16* Port) {
+  NicImpl* n = nic_of(NicHandle);
+  if (!n || !Port) return VIP_INVALID_PARAMETER;
+  *Port = n->oob->listen_port();
   return VIP_SUCCESS;
 }
 

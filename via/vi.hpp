@@ -173,7 +173,9 @@ struct Vi {
   void finish_recv(PostedRecv& p, uint32_t status);
   // vi_teardown.cpp.
   void fail(uint32_t status);  // breaks the connection: state Error, descriptors flushed
-  void teardown();             // drops the channel; leaves descriptors alone
+  // Drops the channel; leaves descriptors alone. Orderly: our writes land
+  // at the peer before it hears of the disconnect.
+  void teardown(bool orderly = true);
 };
 
 // Progress is made inside the calls (post, done, wait, CQ): there is no

@@ -20,16 +20,22 @@ void Conn::keep_pins(std::vector<std::shared_ptr<clan::Aperture>>& pins) {
   orphan_until = dma->submitted();
 }
 
-void Vi::teardown() {
+void Vi::teardown(bool orderly) {
   if (!conn) return;
   std::shared_ptr<Conn> c = std::move(conn);
+  // Everything queued on the DMA engine reads our send buffers and pins:
+  // let it finish (local, so quick) before they go.
+  c->dma->wait(c->dma->submitted(), clan::Deadline::after(std::chrono::seconds(5)));
+  // In order, what we wrote lands before the peer hears of the disconnect:
+  // on another host the writes travel on the wire and the disconnect on the
+  // out-of-band channel, which could overtake them. So a round trip behind
+  // the wire's writes first (at once on this host). A broken VI has no
+  // peer left to wait for.
+  if (orderly) (void)c->peer_block.fence(clan::Deadline::after(std::chrono::seconds(5)));
   if (c->oob) {
     c->oob->disconnect();
     c->oob.reset();  // waits for an on_down call in progress
   }
-  // Everything queued on the DMA engine reads our send buffers and pins:
-  // let it finish (local, so quick) before they go.
-  c->dma->wait(c->dma->submitted(), clan::Deadline::after(std::chrono::seconds(5)));
   c->down.store(1, std::memory_order_release);
   c->wake();
   // A request held for the peer's endpoint may still read through them:
@@ -40,7 +46,7 @@ void Vi::teardown() {
 }
 
 void Vi::fail(uint32_t status) {
-  teardown();
+  teardown(false);
   state = VIP_STATE_ERROR;
   for (size_t i = 0; i < posted.size(); ++i) {
     finish_recv(posted[i], VIP_STATUS_DESC_FLUSHED_ERROR | status);

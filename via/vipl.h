@@ -377,13 +377,29 @@ typedef struct {
   VIP_ULONG Frames;       /* VIs resident at once; default 1024 */
   VIP_ULONG RemapNs;      /* emulated cost of one re-mapping; at most 1e9, default 20000 */
   VIP_UINT32 Replacement; /* VIP_CLAN_REPLACEMENT_*; default (Config null) RANDOM */
+  /* VIs of other hosts. Null or empty: the environment's ($CLAN_WIRE_LISTEN,
+   * $CLAN_WIRE_PROVIDER, $CLAN_OOB_LISTEN), else none: this host only.
+   * WireListen: "HOST:PORT" of this host where the NIC's wire (libfabric)
+   * listens; peers' sends land over it. WireProvider: its libfabric provider
+   * (default "tcp"). OobListen: "HOST:PORT" where the connection manager also
+   * listens on tcp; VIs of other hosts connect to "NAME@HOST:PORT" (port 0:
+   * any free one, VipClanQueryNicOobPort tells which). */
+  const VIP_CHAR* WireListen;
+  const VIP_CHAR* WireProvider;
+  const VIP_CHAR* OobListen;
 } VIP_CLAN_NIC_CONFIG;
 
 /* VipOpenNic with a resident set of the given shape (Config null: the
- * defaults). VIP_INVALID_PARAMETER for Frames 0, RemapNs above 1e9 or an
- * unknown Replacement. */
+ * defaults). VIP_INVALID_PARAMETER for Frames 0, RemapNs above 1e9, an
+ * unknown Replacement or a malformed OobListen; VIP_ERROR_RESOURCE if the
+ * wire or a listener cannot be opened (the emulated NIC's error record says
+ * why). */
 VIP_RETURN VipClanOpenNic(IN const VIP_CHAR* DeviceName, IN const VIP_CLAN_NIC_CONFIG* Config,
                           OUT VIP_NIC_HANDLE* NicHandle);
+
+/* The tcp port the NIC's connection manager listens on (OobListen), where
+ * VIs of other hosts reach it as "NAME@HOST:PORT"; 0 when it has none. */
+VIP_RETURN VipClanQueryNicOobPort(IN VIP_NIC_HANDLE NicHandle, OUT VIP_UINT16* Port);
 
 typedef struct {
   VIP_UINT64 MappingHits;

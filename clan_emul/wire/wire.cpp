@@ -96,6 +96,14 @@ Errc Wire::validate_import(WireLink& link, const RdmaCookie& cookie, Deadline de
   return engine_->validate_import(link, cookie, deadline);
 }
 
+// The exporting NIC takes a link's messages in order, so its answer to a
+// check of the cookie comes after it delivered every write before it.
+Errc Wire::fence(WireLink& link, const RdmaCookie& cookie, Deadline deadline) {
+  const Errc e = engine_->validate_import(link, cookie, deadline);
+  if (e == Errc::kTimeout) return e;
+  return link.state() == WireLink::State::kDown ? Errc::kClosed : Errc::kOk;
+}
+
 void Wire::close_registration(uint32_t region) { engine_->close_registration(region); }
 
 void Wire::poll() { engine_->poll(); }

@@ -89,6 +89,10 @@ class Wire {
   // writes: kOk, or the cookie's error (kForgedCookie, kStaleCookie,
   // kRevokedCookie), kClosed if the link goes down, kTimeout.
   Errc validate_import(WireLink& link, const RdmaCookie& cookie, Deadline deadline);
+  // A round trip behind every message sent so far on `link`: kOk once the
+  // exporting NIC has delivered every earlier write (whatever it now says
+  // of `cookie`); kClosed if the link goes down, kTimeout.
+  Errc fence(WireLink& link, const RdmaCookie& cookie, Deadline deadline);
   // Closes `region`'s registration, if any: every key issued for it stops
   // working (revocation, freeing). Waits for a delivery in progress.
   void close_registration(uint32_t region);

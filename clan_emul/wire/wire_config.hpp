@@ -22,6 +22,12 @@ struct WireConfig {
   size_t staging_bytes = size_t{1} << 20;
   // How long set-up (connecting to a peer NIC, validating a cookie) may take.
   std::chrono::milliseconds setup_timeout{10000};
+  // How long a write that has begun (a part of it is out) waits for a peer
+  // that takes nothing more: what is out cannot be withdrawn, so a write
+  // that stalls past this closes the connection rather than wait forever.
+  // As long as the out-of-band manager's peer_timeout: a peer of another
+  // host silent that long is declared dead there too.
+  std::chrono::milliseconds stall_timeout{30000};
 };
 
 }  // namespace clan

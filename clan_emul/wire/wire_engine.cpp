@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <rdma/fi_errno.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -21,7 +22,7 @@ Errc WireEngine::open() {
   if (Errc e = open_fabric(); e != Errc::kOk) return e;
   if (Errc e = open_queues(); e != Errc::kOk) return e;
   if (Errc e = listen(); e != Errc::kOk) return e;
-  if (Errc e = watch(&cq_->fid, cq_watch_, "completion queue"); e != Errc::kOk) return e;
+  if (Errc e = watch_cq(); e != Errc::kOk) return e;
   if (Errc e = watch(&eq_->fid, eq_watch_, "event queue"); e != Errc::kOk) return e;
   start_loop();
   return Errc::kOk;
@@ -81,21 +82,43 @@ Errc WireEngine::listen() {
   return Errc::kOk;
 }
 
-// The queue's wait descriptor, duplicated for Asio to own: a CQ or EQ opened
-// with FI_WAIT_FD hands back an int (checked with FI_GETWAITOBJ first: other
-// wait objects hand back a struct).
-Errc WireEngine::watch(fid* queue, boost::asio::posix::stream_descriptor& watch, const char* what) {
+// A queue's wait descriptor: a CQ or EQ opened with FI_WAIT_FD hands back
+// an int (checked with FI_GETWAITOBJ first: other wait objects hand back a
+// struct). It stays libfabric's.
+Errc WireEngine::wait_fd(fid* queue, const char* what, int& fd) {
   enum fi_wait_obj obj = FI_WAIT_NONE;
   if (int r = fi_control(queue, FI_GETWAITOBJ, &obj); r != 0) return fi_fail(r, "wire: %s: FI_GETWAITOBJ", what);
   if (obj != FI_WAIT_FD) {
     return set_error(Errc::kNotPermitted, 0, "wire: the %s waits on object %d, not a descriptor", what,
                      static_cast<int>(obj));
   }
-  int fd = -1;
   if (int r = fi_control(queue, FI_GETWAIT, &fd); r != 0) return fi_fail(r, "wire: %s: FI_GETWAIT", what);
+  return Errc::kOk;
+}
+
+// The event queue's wait descriptor, duplicated for Asio to own.
+Errc WireEngine::watch(fid* queue, boost::asio::posix::stream_descriptor& watch, const char* what) {
+  int fd = -1;
+  if (Errc e = wait_fd(queue, what, fd); e != Errc::kOk) return e;
   const int own = ::dup(fd);
   if (own < 0) return set_error(Errc::kSystem, errno, "wire: %s: dup of its wait descriptor", what);
   watch.assign(own);
+  return Errc::kOk;
+}
+
+// The completion queue's wait descriptor, inside an epoll set of the
+// wire's own that Asio watches: standing down takes the descriptor out of
+// that set, and a waiter about to sleep puts it back, from any thread.
+Errc WireEngine::watch_cq() {
+  if (Errc e = wait_fd(&cq_->fid, "completion queue", cq_fd_); e != Errc::kOk) return e;
+  cq_set_ = ::epoll_create1(EPOLL_CLOEXEC);
+  if (cq_set_ < 0) return set_error(Errc::kSystem, errno, "wire: epoll_create1 for the completion queue");
+  cq_watch_.assign(cq_set_);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  if (::epoll_ctl(cq_set_, EPOLL_CTL_ADD, cq_fd_, &ev) != 0) {
+    return set_error(Errc::kSystem, errno, "wire: epoll_ctl adding the completion queue's descriptor");
+  }
   return Errc::kOk;
 }
 

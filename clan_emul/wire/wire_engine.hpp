@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "clan_emul/wire/wire.hpp"
 #include "clan_emul/wire/write_notice.hpp"
@@ -41,7 +42,7 @@ struct Registration {
 
 class WireEngine {
  public:
-  WireEngine(const WireConfig& config, WireOwner& owner) : config_(config), owner_(owner) {}
+  WireEngine(const WireConfig& config, WireOwner& owner) : config_(config), owner_(owner) { landed_.reserve(64); }
   ~WireEngine();
   Errc open();
 
@@ -95,6 +96,15 @@ class WireEngine {
   // registrations (closed under it, so no delivery copies from a freed shadow).
   std::mutex progress_mu_;
   std::map<uint32_t, Registration> registrations_;
+  // Writes the wire's thread delivered whose tripwires fire once it has
+  // re-armed (drain_until_quiet); under progress_mu_.
+  struct Landed {
+    uint32_t region;
+    uint64_t offset;
+    uint64_t length;
+  };
+  bool defer_landed_ = false;
+  std::vector<Landed> landed_;
 
   static constexpr size_t kMaxLinks = 4096;
   std::atomic<uint64_t> links_refused_{0};
@@ -113,23 +123,33 @@ class WireEngine {
   // thread is standing down (a waiter that goes to sleep then calls kick).
   std::atomic<uint64_t> last_spin_ns_{0};
   std::atomic<bool> standing_down_{false};
-  // The io thread's own: whether it watches the descriptor or stands by.
+  // The io thread's own: whether it waits on cq_watch_ (cq_set_, an epoll
+  // set holding the queue's wait descriptor cq_fd_ unless standing down)
+  // and whether a stand-by timer runs.
   bool cq_watched_ = false;
   bool in_standby_ = false;
+  int cq_set_ = -1;  // owned by cq_watch_
+  int cq_fd_ = -1;   // the queue's, owned by libfabric
 
  private:
   // wire_engine.cpp
   Errc open_fabric();
   Errc open_queues();
   Errc listen();
+  Errc wait_fd(fid* queue, const char* what, int& fd);
   Errc watch(fid* queue, boost::asio::posix::stream_descriptor& watch, const char* what);
+  Errc watch_cq();
   void close_all();
   // wire_progress.cpp
  public:
   void start_loop();
   void arm_cq();
-  void stand_by();
-  void progress_unless_busy();
+  void watch_cq_set();
+  bool stand_by();
+  void resume_watch();
+  bool spun_recently() const;
+  bool drain_until_quiet();
+  bool progress_unless_busy();
   void arm_eq();
   void arm_sweep();
   void drain_cq();
@@ -137,11 +157,17 @@ class WireEngine {
   void on_completion(const fi_cq_data_entry& e);
   void on_completion_error();
   void on_receive(uint64_t context, size_t len);
+  void on_notice(WireLink& link, size_t slot, const std::byte* data, size_t len);
   void on_connection_event(uint32_t event, const fi_eq_cm_entry& entry);
   void on_connection_error();
   // wire_links.cpp
   std::shared_ptr<WireLink> link_by_id(uint64_t id) const;
   Errc make_endpoint(WireLink& link, fi_info* info);
+  // link_to's parts, under links_mu_ (wire_links.cpp).
+  Result<std::shared_ptr<WireLink>> existing_link(std::unique_lock<std::mutex>& lock, uint64_t nic_id,
+                                                  Deadline deadline);
+  Result<std::shared_ptr<WireLink>> connect_link(std::unique_lock<std::mutex>& lock, uint64_t nic_id,
+                                                 const std::string& to, fi_info* info, Deadline deadline);
   void accept(fi_info* info);
   void link_down(uint64_t id, Errc reason);
   // wire_registry.cpp

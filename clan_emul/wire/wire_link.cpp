@@ -130,14 +130,38 @@ Errc WireLink::write(uint64_t key, uint32_t region, uint64_t offset, const void*
   size_t done = 0;
   do {
     const size_t chunk = std::min(len - done, most);
-    // Only the first part may time out: once a part is out, the rest follows.
-    const Deadline part_hold = done == 0 ? hold : Deadline::never();
-    if (Errc e = post_chunk(key, region, offset + done, from + done, chunk, part_hold, lock); e != Errc::kOk) {
+    // Only the first part may time out (not written): once a part is out,
+    // the rest follows, or the connection closes (stalled()). A writer
+    // without a deadline is not left waiting on a peer that takes nothing.
+    const bool stall_closes = done > 0 || hold.is_never();
+    const Deadline part_hold = stall_closes ? stall_deadline() : hold;
+    Errc e = post_chunk(key, region, offset + done, from + done, chunk, part_hold, lock);
+    if (e == Errc::kTimeout && stall_closes) e = stalled(done > 0 ? "a write's later part" : "a write");
+    if (e != Errc::kOk) {
+      // A connection this write found or left down leaves the engine's maps.
+      if (state() == State::kDown) {
+        lock.unlock();
+        wire_.link_down(id_, down_reason());
+      }
       return e;
     }
     done += chunk;
   } while (done < len);
   return Errc::kOk;
+}
+
+Deadline WireLink::stall_deadline() const { return Deadline::after(wire_.config_.stall_timeout); }
+
+// A peer that took nothing for the stall timeout in the middle of a write:
+// the connection closes, so that the half-written region is never taken
+// for whole and the writer does not wait forever. Under mu_; write() then
+// takes the link out of the engine's maps.
+Errc WireLink::stalled(const char* what) {
+  set_down(Errc::kTimeout);
+  return set_error(Errc::kClosed, 0,
+                   "wire: NIC %016llx took nothing for %lld ms while %s waited: the connection is closed",
+                   static_cast<unsigned long long>(peer_nic_),
+                   static_cast<long long>(wire_.config_.stall_timeout.count()), what);
 }
 
 // The data as an RMA write, flagged FI_MORE: its notice follows at once,
@@ -162,18 +186,21 @@ ssize_t WireLink::post_write(uint64_t key, uint64_t offset, const std::byte* src
 }
 
 // The notice after its write. It must go once the write went, so it is
-// retried without a deadline; the link's own progress frees room for it.
-void WireLink::post_notice(uint32_t region, uint64_t offset, size_t len, std::unique_lock<std::mutex>& lock) {
+// retried until the stall timeout; the link's own progress frees room for it.
+Errc WireLink::post_notice(uint32_t region, uint64_t offset, size_t len, std::unique_lock<std::mutex>& lock) {
   const auto notice = encode_notice_message(encode_notice(region, offset, len));
+  const Deadline stall = stall_deadline();
   for (;;) {
-    if (!ep_) return;
+    if (!ep_) return set_error(Errc::kClosed, 0, "wire: the connection to NIC %016llx is down",
+                               static_cast<unsigned long long>(peer_nic_));
     const ssize_t r = fi_inject(ep_, notice.data(), notice.size(), 0);
-    if (r == 0) return;
+    if (r == 0) return Errc::kOk;
     if (r != -FI_EAGAIN) {
-      (void)fi_fail(static_cast<int>(r), "wire: fi_inject (write notice)");
+      const Errc e = fi_fail(static_cast<int>(r), "wire: fi_inject (write notice)");
       set_down(Errc::kClosed);
-      return;
+      return e;
     }
+    if (stall.expired()) return stalled("a write's notice");
     lock.unlock();
     wire_.poll();
     sched_yield();
@@ -213,10 +240,7 @@ Errc WireLink::post_chunk(uint64_t key, uint32_t region, uint64_t offset, const 
     }
     if (len <= kMaxInlineWrite) return post_inline(region, offset, src, len, hold, lock);
     const ssize_t r = post_write(key, offset, src, len);
-    if (r == 0) {
-      post_notice(region, offset, len, lock);
-      return Errc::kOk;
-    }
+    if (r == 0) return post_notice(region, offset, len, lock);
     if (r != -FI_EAGAIN) return fi_fail(static_cast<int>(r), "wire: fi_writemsg to NIC %016llx",
                                         static_cast<unsigned long long>(peer_nic_));
     if (hold.expired()) return Errc::kTimeout;

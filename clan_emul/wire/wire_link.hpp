@@ -66,7 +66,9 @@ class WireLink {
   ssize_t post_write(uint64_t key, uint64_t offset, const std::byte* src, size_t len);
   Errc post_inline(uint32_t region, uint64_t offset, const std::byte* src, size_t len, Deadline hold,
                    std::unique_lock<std::mutex>& lock);
-  void post_notice(uint32_t region, uint64_t offset, size_t len, std::unique_lock<std::mutex>& lock);
+  Errc post_notice(uint32_t region, uint64_t offset, size_t len, std::unique_lock<std::mutex>& lock);
+  Deadline stall_deadline() const;
+  Errc stalled(const char* what);
   Errc post_receive(size_t slot);
   // The accepting side, under the engine's progress lock: an import reply
   // (fi_send with a completion, from a buffer of the link's), and what

@@ -39,20 +39,56 @@ Errc WireEngine::make_endpoint(WireLink& link, fi_info* info) {
   return Errc::kOk;
 }
 
+namespace {
+
+using LinkLock = std::unique_lock<std::mutex>;
+
+// Waits until `link` is no longer connecting; false at the deadline.
+bool await_settled(std::condition_variable& cv, LinkLock& lock, const WireLink& link, Deadline deadline) {
+  auto settled = [&] { return link.state() != WireLink::State::kConnecting; };
+  if (deadline.is_never()) {
+    cv.wait(lock, settled);
+    return true;
+  }
+  return cv.wait_until(lock, deadline.when(), settled);
+}
+
+// The provider's view of `to` ("host:port"): name resolution, which may
+// take as long as DNS does, so never under the links' lock.
+Result<fi_info*> resolve(const std::string& provider, const std::string& to) {
+  auto where = parse_wire_address(to);
+  if (!where) return where.error();
+  if (where->port == 0) return set_error(Errc::kInvalidArgument, 0, "wire: '%s' has no port", to.c_str());
+  HintsPtr hints = make_hints(provider);
+  fi_info* info = nullptr;
+  const std::string service = where->service();
+  if (int r = clan_fi_getinfo(kFiVersion, where->host.c_str(), service.c_str(), 0, hints.get(), &info); r != 0) {
+    return fi_fail(r, "wire: cannot reach NIC at '%s' (fi_getinfo)", to.c_str());
+  }
+  return info;
+}
+
+}  // namespace
+
+// The live or connecting link to `nic_id`: nullptr if there is none (or it
+// went down while connecting); kTimeout if it is still connecting at the
+// deadline.
+Result<std::shared_ptr<WireLink>> WireEngine::existing_link(LinkLock& lock, uint64_t nic_id, Deadline deadline) {
+  auto it = by_nic_.find(nic_id);
+  if (it == by_nic_.end() || it->second->state() == WireLink::State::kDown) return std::shared_ptr<WireLink>();
+  auto link = it->second;
+  if (!await_settled(link_cv_, lock, *link, deadline)) {
+    return set_error(Errc::kTimeout, 0, "wire: NIC %016llx is still connecting at the deadline",
+                     static_cast<unsigned long long>(nic_id));
+  }
+  return link->state() == WireLink::State::kUp ? link : std::shared_ptr<WireLink>();
+}
+
 Result<std::shared_ptr<WireLink>> WireEngine::link_to(uint64_t nic_id, const std::string& address,
                                                       Deadline deadline) {
-  std::unique_lock lock(links_mu_);
-  if (auto it = by_nic_.find(nic_id); it != by_nic_.end() && it->second->state() != WireLink::State::kDown) {
-    auto link = it->second;
-    auto settled = [&] { return link->state() != WireLink::State::kConnecting; };
-    if (deadline.is_never()) {
-      link_cv_.wait(lock, settled);
-    } else if (!link_cv_.wait_until(lock, deadline.when(), settled)) {
-      return set_error(Errc::kTimeout, 0, "wire: NIC %016llx is still connecting at the deadline",
-                       static_cast<unsigned long long>(nic_id));
-    }
-    if (link->state() == WireLink::State::kUp) return link;
-  }
+  LinkLock lock(links_mu_);
+  auto existing = existing_link(lock, nic_id, deadline);
+  if (!existing || existing.value()) return existing;
   std::string to = address;
   if (to.empty()) {
     auto known = addresses_.find(nic_id);
@@ -62,16 +98,24 @@ Result<std::shared_ptr<WireLink>> WireEngine::link_to(uint64_t nic_id, const std
     }
     to = known->second;
   }
-  auto where = parse_wire_address(to);
-  if (!where) return where.error();
-  if (where->port == 0) return set_error(Errc::kInvalidArgument, 0, "wire: '%s' has no port", to.c_str());
-  addresses_[nic_id] = to;
-  HintsPtr hints = make_hints(config_.provider);
-  fi_info* info = nullptr;
-  const std::string service = where->service();
-  if (int r = clan_fi_getinfo(kFiVersion, where->host.c_str(), service.c_str(), 0, hints.get(), &info); r != 0) {
-    return fi_fail(r, "wire: cannot reach NIC at '%s' (fi_getinfo)", to.c_str());
+  lock.unlock();
+  auto info = resolve(config_.provider, to);
+  if (!info) return info.error();
+  lock.lock();
+  // Another thread may have linked to the NIC meanwhile: its link is ours.
+  existing = existing_link(lock, nic_id, deadline);
+  if (!existing || existing.value()) {
+    clan_fi_freeinfo(info.value());
+    return existing;
   }
+  addresses_[nic_id] = to;
+  return connect_link(lock, nic_id, to, info.value(), deadline);
+}
+
+// Makes the link to `nic_id` at `to` from the provider's `info` (freed
+// here) and waits for it to come up.
+Result<std::shared_ptr<WireLink>> WireEngine::connect_link(LinkLock& lock, uint64_t nic_id, const std::string& to,
+                                                           fi_info* info, Deadline deadline) {
   auto link = std::make_shared<WireLink>(*this, next_link_++, nic_id, config_.staging_bytes, inject_size_);
   links_[link->id()] = link;
   by_nic_[nic_id] = link;
@@ -89,12 +133,7 @@ Result<std::shared_ptr<WireLink>> WireEngine::link_to(uint64_t nic_id, const std
     count_links();
     return e;
   }
-  auto settled = [&] { return link->state() != WireLink::State::kConnecting; };
-  if (deadline.is_never()) {
-    link_cv_.wait(lock, settled);
-  } else {
-    link_cv_.wait_until(lock, deadline.when(), settled);
-  }
+  await_settled(link_cv_, lock, *link, deadline);
   if (link->state() == WireLink::State::kUp) return link;
   const Errc why = link->state() == WireLink::State::kDown ? link->down_reason() : Errc::kTimeout;
   lock.unlock();

@@ -5,10 +5,13 @@
 // one that waits for a remote write sees it without a wake-up; whoever
 // holds progress_mu_ handles what it reads.
 #include <rdma/fi_errno.h>
+#include <sys/epoll.h>
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 
 #include "clan_emul/wire/fi_loader.hpp"
 #include "clan_emul/wire/wire_engine.hpp"
@@ -33,58 +36,123 @@ void WireEngine::start_loop() {
   thread_ = std::thread([this] { io_.run(); });
 }
 
-// One watcher at a time: the descriptor, or the stand-by timer while
-// waiters spin. fi_trywait before blocking: it fails while the queue holds
-// entries that the descriptor would not announce again.
+// The loop watches the queue through a set of its own (cq_set_, an epoll
+// set holding the queue's wait descriptor, or nothing while the thread
+// stands down). The queue is read and fi_trywait asked before the loop
+// blocks: it fails while the queue holds entries that the descriptor
+// would not announce again.
 void WireEngine::arm_cq() {
-  if (cq_watched_ || in_standby_) return;
-  if (now_ns() - last_spin_ns_.load(std::memory_order_relaxed) < kStandByNs) {
-    stand_by();
-    return;
+  if (cq_watched_) return;
+  if (!(spun_recently() && stand_by())) {
+    std::unique_lock lock(progress_mu_, std::try_to_lock);
+    if (!lock.owns_lock()) {
+      // Someone reads the queue as a spinning waiter does: stand by, not
+      // try again and again for the lock (a CPU taken from the reader).
+      last_spin_ns_.store(now_ns(), std::memory_order_seq_cst);
+      if (stand_by()) return watch_cq_set();
+      // A waiter went to sleep meanwhile: look again.
+      boost::asio::post(io_, [this] { arm_cq(); });
+      return;
+    }
+    const bool quiet = drain_until_quiet();
+    lock.unlock();
+    if (!quiet) {
+      boost::asio::post(io_, [this] { arm_cq(); });
+      return;
+    }
   }
-  fid* queues[] = {&cq_->fid};
-  if (fi_trywait(fabric_, queues, 1) != FI_SUCCESS) {
-    progress_unless_busy();
-    boost::asio::post(io_, [this] { arm_cq(); });
-    return;
-  }
+  watch_cq_set();
+}
+
+void WireEngine::watch_cq_set() {
+  if (cq_watched_) return;
   cq_watched_ = true;
   cq_watch_.async_wait(boost::asio::posix::stream_descriptor::wait_read, [this](boost::system::error_code ec) {
     cq_watched_ = false;
     if (ec) return;
-    progress_unless_busy();
     arm_cq();
   });
+}
+
+// Reads the queue, then asks fi_trywait, and only then fires the
+// tripwires of what it delivered (the bytes are in the region already).
+// fi_trywait takes each endpoint's lock, and a waiter woken by a tripwire
+// answers at once, taking its endpoint's lock to send: woken first, its
+// send and the wire thread's fi_trywait meet on that lock (a futex wait
+// and a wake-up more per hop). True if the descriptor will announce the
+// next entry.
+bool WireEngine::drain_until_quiet() {
+  defer_landed_ = true;
+  drain_cq();
+  fid* queues[] = {&cq_->fid};
+  const bool quiet = fi_trywait(fabric_, queues, 1) == FI_SUCCESS;
+  defer_landed_ = false;
+  for (const Landed& l : landed_) owner_.remote_write_landed(l.region, l.offset, l.length);
+  landed_.clear();
+  return quiet;
 }
 
 // Waiters are spinning, and reading the queue as they do: waking for
-// every message would only take a CPU from them. A waiter that goes to
-// sleep cancels the stand-by (kick), and the thread watches again.
-void WireEngine::stand_by() {
+// every message would only take a CPU from them, so the queue's
+// descriptor leaves the loop's set until the stand-by ends or a waiter
+// going to sleep puts it back (kick, without waking this thread: the set
+// is an epoll set, which any thread may change). False if a waiter went
+// to sleep meanwhile: the thread watches.
+bool WireEngine::stand_by() {
+  if (!standing_down_.load(std::memory_order_relaxed)) {
+    ::epoll_ctl(cq_set_, EPOLL_CTL_DEL, cq_fd_, nullptr);
+    // Paired with kick: either the waiter going to sleep sees the
+    // stand-down and puts the descriptor back, or this sees the spin it
+    // cleared and does.
+    standing_down_.store(true, std::memory_order_seq_cst);
+  }
+  if (!spun_recently()) {
+    resume_watch();
+    return false;
+  }
+  if (in_standby_) return true;
   in_standby_ = true;
-  standing_down_.store(true, std::memory_order_release);
   standby_.expires_after(kStandBy);
   standby_.async_wait([this](boost::system::error_code ec) {
     in_standby_ = false;
-    standing_down_.store(false, std::memory_order_release);
-    if (ec && ec != boost::asio::error::operation_aborted) return;
-    if (!ec) progress_unless_busy();
-    arm_cq();
+    if (ec) return;
+    resume_watch();
+    progress_unless_busy();
   });
+  return true;
 }
 
+// Any thread: the queue's descriptor back in the loop's set, once (a
+// descriptor already readable wakes the loop at once).
+void WireEngine::resume_watch() {
+  if (!standing_down_.exchange(false, std::memory_order_seq_cst)) return;
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ::epoll_ctl(cq_set_, EPOLL_CTL_ADD, cq_fd_, &ev);
+}
+
+bool WireEngine::spun_recently() const {
+  const uint64_t last = last_spin_ns_.load(std::memory_order_seq_cst);
+  const uint64_t now = now_ns();
+  return now < last || now - last < kStandByNs;
+}
+
+// A waiter going to sleep: the spin it did no longer holds the thread
+// back (cleared even when the thread is not standing down yet, or the
+// thread, woken by the message this waiter gave up on, would stand down
+// for that spin and leave the message unread for a whole stand-by).
 void WireEngine::kick() {
-  if (!standing_down_.exchange(false, std::memory_order_acq_rel)) return;
-  last_spin_ns_.store(0, std::memory_order_relaxed);
-  boost::asio::post(io_, [this] {
-    if (in_standby_) standby_.cancel();
-  });
+  last_spin_ns_.store(0, std::memory_order_seq_cst);
+  resume_watch();
 }
 
-// The wire's thread leaves the queue to a waiter that is reading it.
-void WireEngine::progress_unless_busy() {
+// The wire's thread leaves the queue to a waiter that is reading it:
+// false if one is.
+bool WireEngine::progress_unless_busy() {
   std::unique_lock lock(progress_mu_, std::try_to_lock);
-  if (lock.owns_lock()) drain_cq();
+  if (!lock.owns_lock()) return false;
+  drain_cq();
+  return true;
 }
 
 void WireEngine::arm_eq() {
@@ -173,12 +241,10 @@ void WireEngine::on_receive(uint64_t context, size_t len) {
   const std::byte* data = link->receive_buffer(slot);
   const uint8_t op = wire_op(data, len);
   if (op == static_cast<uint8_t>(WireOp::kWriteNotice) || op == static_cast<uint8_t>(WireOp::kWriteInline)) {
-    if (auto n = decode_notice_message(data, len)) {
-      deliver(*link, n->notice, n->inline_data);
-    } else {
-      notices_dropped_.fetch_add(1, std::memory_order_relaxed);
-    }
-  } else if (auto m = decode_wire_message(data, len); !m) {
+    on_notice(*link, slot, data, len);
+    return;
+  }
+  if (auto m = decode_wire_message(data, len); !m) {
     messages_dropped_.fetch_add(1, std::memory_order_relaxed);
   } else if (m->op == WireOp::kImportRequest) {
     on_import_request(*link, m->request, m->cookie);
@@ -190,6 +256,21 @@ void WireEngine::on_receive(uint64_t context, size_t len) {
     messages_dropped_.fetch_add(1, std::memory_order_relaxed);
   }
   link->receive_done(slot);
+}
+
+// A notice is copied out of its slot and the slot posted again before the
+// write is delivered: delivery wakes the waiter, whose answer takes the
+// link's lock at once, and a re-post after the wake-up would wait for it.
+void WireEngine::on_notice(WireLink& link, size_t slot, const std::byte* data, size_t len) {
+  std::byte message[WireLink::kReceiveBytes];
+  const size_t size = std::min(len, sizeof message);
+  std::memcpy(message, data, size);
+  link.receive_done(slot);
+  if (auto n = decode_notice_message(message, len == size ? size : 0)) {
+    deliver(link, n->notice, n->inline_data);
+  } else {
+    notices_dropped_.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 void WireEngine::drain_eq() {

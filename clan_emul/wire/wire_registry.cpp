@@ -138,7 +138,11 @@ void WireEngine::deliver(WireLink& link, const WriteNotice& n, const std::byte* 
   }
   const Registration& r = it->second;
   copy_into_region(r.base + n.offset, inline_data ? inline_data : r.shadow + n.offset, n.length);
-  owner_.remote_write_landed(n.region, n.offset, n.length);
+  if (defer_landed_) {
+    landed_.push_back(Landed{n.region, n.offset, n.length});
+  } else {
+    owner_.remote_write_landed(n.region, n.offset, n.length);
+  }
 }
 
 }  // namespace clan::wire

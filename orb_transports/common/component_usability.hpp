@@ -31,8 +31,7 @@ std::string why_unusable_here(const IorComponent& c, bool linked);
 std::string why_not_across_hosts(const IorComponent& c);
 
 // The address a client here connects to: the component's, or for a server
-// of another host "giop:<transport>:NODE@HOST:OOBPORT:PORT" (its node's tcp
-// address).
+// of another host "giop:<name>:NODE@HOST:PORT:PORT" (its node's tcp address).
 std::string address_from_here(const IorComponent& c);
 
 }  // namespace clanorb

@@ -35,9 +35,25 @@ clan::NicConfig nic_config(const std::string& name, const FabricOptions& o) {
   nc.remap_cost = std::chrono::nanoseconds(o.remap_ns);
   nc.replacement = static_cast<clan::Replacement>(o.replacement);
   // Other hosts reach the NIC's wire at this host's address, on any port.
-  if (!o.host.empty()) nc.wire.listen = o.host + ":0";
+  nc.wire.listen = host_listen_address(o);
   nc.wire.provider = o.provider;
   return nc;
+}
+
+std::string host_listen_address(const FabricOptions& o) {
+  return o.host.empty() ? std::string() : o.host + ":0";
+}
+
+std::string reach_at(uint16_t oob_port) {
+  const std::string& host = fabric_options().host;
+  if (oob_port == 0 || host.empty()) return "";
+  return host + ":" + std::to_string(oob_port);
+}
+
+void log_this_host_only(const char* scheme, const std::string& name, const std::string& why) {
+  omniORB::logger l;
+  l << scheme << ": node '" << name.c_str() << "' serves this host only, its wire to other hosts failed: "
+    << why.c_str() << "\n";
 }
 
 static std::mutex fabric_mu;
@@ -59,10 +75,7 @@ std::shared_ptr<Fabric> Fabric::get(const char* scheme, const std::string& node)
   auto nic = clan::Nic::open(nc);
   bool wired = !nc.wire.listen.empty();
   if (!nic && wired) {
-    // Other hosts are a bonus: without its wire the fabric serves this host.
-    omniORB::logger l;
-    l << scheme << ": node '" << name.c_str() << "' serves this host only, its wire to other hosts failed: "
-      << clan::error_message(nic.error()).c_str() << "\n";
+    log_this_host_only(scheme, name, clan::error_message(nic.error()));
     nc.wire.listen.clear();
     wired = false;
     nic = clan::Nic::open(nc);
@@ -75,7 +88,7 @@ std::shared_ptr<Fabric> Fabric::get(const char* scheme, const std::string& node)
   }
   clan::OobConfig oc;
   oc.node = name;
-  if (wired) oc.listen = fabric_options().host + ":0";
+  if (wired) oc.listen = host_listen_address(fabric_options());
   auto oob = clan::OobManager::start(oc);
   if (!oob) {
     omniORB::logger l;
@@ -113,10 +126,7 @@ std::string Fabric::published_reach() {
   return the_fabric ? the_fabric->reach() : std::string();
 }
 
-std::string Fabric::reach() const {
-  if (oob_->listen_port() == 0) return "";
-  return fabric_options().host + ":" + std::to_string(oob_->listen_port());
-}
+std::string Fabric::reach() const { return reach_at(oob_->listen_port()); }
 
 const std::string& boot_id() {
   static const std::string id = [] {

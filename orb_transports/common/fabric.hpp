@@ -50,6 +50,17 @@ struct FabricOptions {
 };
 FabricOptions& fabric_options();
 
+// Across hosts, shared by every NIC of the process (the fabric's and
+// giop:via's): where a NIC's wire and its node's tcp listener listen,
+// "HOST:0" (any free port) at `o.host` (-ORBclanHost); empty without it.
+std::string host_listen_address(const FabricOptions& o);
+// "HOST:PORT", where nodes of other hosts reach a node whose tcp listener
+// has `oob_port`; empty for port 0 (no listener) or without -ORBclanHost.
+std::string reach_at(uint16_t oob_port);
+// Logs that `scheme`'s node `name` serves this host only: its wire to other
+// hosts failed for `why`. Other hosts are a bonus: the node opens without it.
+void log_this_host_only(const char* scheme, const std::string& name, const std::string& why);
+
 // The process's NIC sized for `max_connections` connections: each is an
 // endpoint of its own (paper 004), with two exported regions, two tripwires,
 // two imported apertures (the endpoint's, not counted against the NIC's

@@ -13,7 +13,7 @@ const char* transport_of_tag(uint32_t tag) {
   }
 }
 
-bool tag_crosses_hosts(uint32_t tag) { return tag == kClanIorTag || tag == kOtpIorTag; }
+bool tag_crosses_hosts(uint32_t tag) { return tag == kClanIorTag || tag == kOtpIorTag || tag == kViaIorTag; }
 
 bool scheme_crosses_hosts(const std::string& scheme) {
   for (uint32_t tag : {kClanIorTag, kOtpIorTag, kViaIorTag}) {

@@ -13,7 +13,7 @@ namespace clanorb {
 // Parses "<node>:<port>"; with allow_empty, an empty node or port (endpoint
 // syntax: this process's node, first free port) is accepted as "" / 0.
 // With allow_remote, the node may be "NAME@HOST:PORT", a node of another
-// host (for a transport that crosses hosts, tag_crosses_hosts). When it fails, `reason` (if given)
+// host (the addresses of a transport that crosses hosts, tag_crosses_hosts). When it fails, `reason` (if given)
 // says what is wrong, for the user.
 bool parse_node_address(const char* param, std::string& node, uint16_t& port, bool allow_empty,
                         std::string* reason = nullptr, bool allow_remote = false);

@@ -147,12 +147,12 @@ std::string provider_problem(const char* text) {
 }
 
 constexpr std::array<OrbTextOptionSpec, 2> kTextTable{{
-    {"clanHost", "giop:clan, giop:otp", "an IPv4 address or host name of this host",
-     "Where clients and servers on other hosts reach this process: its NICs' wires and its node listen "
+    {"clanHost", "giop:clan, giop:otp, giop:via", "an IPv4 address or host name of this host",
+     "Where clients and servers on other hosts reach this process: its NICs' wires and its nodes listen "
      "there, giop:otp's datagrams to and from other hosts use it, and its object references say so. "
      "Unset, the transports serve this host only.",
      &FabricOptions::host, host_problem},
-    {"clanProvider", "giop:clan", "a libfabric provider's name",
+    {"clanProvider", "giop:clan, giop:via", "a libfabric provider's name",
      "The libfabric provider of the wire to other hosts (tcp everywhere; verbs and others where the "
      "hardware is).",
      &FabricOptions::provider, provider_problem},

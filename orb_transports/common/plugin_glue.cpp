@@ -29,6 +29,7 @@ struct Registry {
   std::mutex mu;
   std::vector<std::pair<std::string, CORBA::ULong>> transports;  // name, tag
   std::vector<std::pair<CORBA::ULong, std::string>> published;   // tag, address
+  std::vector<std::pair<CORBA::ULong, std::string (*)()>> reaches;  // tag, its published reach
 };
 Registry& registry() {
   static Registry r;
@@ -107,15 +108,26 @@ Addresses addresses_to_publish(const CORBA::PolicyList* policies) {
   return registry().published;
 }
 
+// The reach the components of `tag` publish: its transport's node's, or
+// empty for a transport that stays on its host.
+std::string published_reach_of(CORBA::ULong tag) {
+  if (!tag_crosses_hosts(tag)) return "";
+  std::string (*reach)() = &Fabric::published_reach;
+  {
+    std::lock_guard lock(registry().mu);
+    for (const auto& [t, r] : registry().reaches)
+      if (t == tag) reach = r;
+  }
+  return reach();  // outside the registry's lock: it takes its transport's
+}
+
 CORBA::Boolean encode_ior(omniInterceptors::encodeIOR_T::info_T& info) {
   drop_placeholder_alternates(info.iiop.components);
   const GIOP::Version& v = info.iiop.version;
   if (v.major == 1 && v.minor == 0) return 1;  // GIOP 1.0 profiles carry no components
   for (const auto& [tag, address] : addresses_to_publish(info.hints.policies)) {
-    // A transport that stays on its host publishes no address for others.
-    const std::string reach = tag_crosses_hosts(tag) ? Fabric::published_reach() : std::string();
     const std::vector<uint8_t> data =
-        encode_ior_component({boot_id(), address, this_runtime_dir(), reach});
+        encode_ior_component({boot_id(), address, this_runtime_dir(), published_reach_of(tag)});
     IOP::TaggedComponent& c = omniIOR::newIIOPtaggedComponent(info.iiop.components);
     c.tag = tag;
     c.component_data.length(static_cast<CORBA::ULong>(data.size()));
@@ -230,6 +242,11 @@ void register_transport(const char* name, CORBA::ULong tag) {
   register_orb_options();
   std::lock_guard lock(registry().mu);
   registry().transports.emplace_back(name, tag);
+}
+
+void publish_reach_with(CORBA::ULong tag, std::string (*published_reach)()) {
+  std::lock_guard lock(registry().mu);
+  registry().reaches.emplace_back(tag, published_reach);
 }
 
 void on_orb_destroy(void (*release)()) { releasers().push_back(release); }

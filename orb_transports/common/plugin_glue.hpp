@@ -32,6 +32,11 @@ void register_orb_options();
 // Calls `release` when the last ORB is destroyed (after the fabric's
 // reference is dropped), e.g. to drop a transport's process-wide resources.
 void on_orb_destroy(void (*release)());
+// The components of `tag` (a transport that crosses hosts) publish as their
+// reach what `published_reach` says: the "HOST:PORT" of the transport's own
+// node, empty when it serves this host only. Without it: the fabric's
+// (Fabric::published_reach), whose node giop:clan and giop:otp share.
+void publish_reach_with(CORBA::ULong tag, std::string (*published_reach)());
 // Puts `address` ("giop:clan:node:port") in every IOR made from now on.
 void publish_address(CORBA::ULong tag, const std::string& address);
 // gethostname(), read once: the IIOP host clanorb endpoints give omniORB.

@@ -14,6 +14,13 @@ namespace clanorb {
 giopActiveConnection* ViaAddress::Connect(const omni_time_t& deadline, CORBA::ULong,
                                           CORBA::Boolean& timed_out) const {
   timed_out = 0;
+  // A node of another host, "NAME@HOST:PORT", is VIPL's host address whole.
+  if (node_.size() > VIP_CLAN_MAX_HOST_ADDRESS) {
+    if (omniORB::trace(kFallbackTraceLevel))
+      log_fallback("cannot connect to " + address_ + ": its node is " + std::to_string(node_.size()) +
+                   " characters, above VIPL's " + std::to_string(VIP_CLAN_MAX_HOST_ADDRESS));
+    return nullptr;
+  }
   auto nic = ViaNic::get();
   if (!nic) return nullptr;
   auto c = std::make_unique<ViaActiveConnection>(nic);

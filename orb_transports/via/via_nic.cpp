@@ -32,7 +32,44 @@ VIP_RETURN set_wait_mode(VIP_NIC_HANDLE nic) {
   return VipClanSetNicAttributes(nic, &a);
 }
 
+// VipClanOpenNic with the resident set of -ORBclanFrames, -ORBclanRemapNs,
+// -ORBclanReplacement, as the fabric's NIC has it (each connection's VI is an
+// endpoint); `wired`: with a wire and a tcp listener at -ORBclanHost.
+VIP_RETURN open_nic(const std::string& name, bool wired, VIP_NIC_HANDLE* nic) {
+  const FabricOptions& o = fabric_options();
+  const std::string listen = wired ? host_listen_address(o) : std::string();
+  VIP_CLAN_NIC_CONFIG config{};
+  config.Frames = o.frames;
+  config.RemapNs = o.remap_ns;
+  config.Replacement = o.replacement == static_cast<uint32_t>(clan::Replacement::kRandom)
+                           ? VIP_CLAN_REPLACEMENT_RANDOM
+                           : VIP_CLAN_REPLACEMENT_LRU;
+  config.WireListen = listen.c_str();
+  config.WireProvider = o.provider.c_str();
+  config.OobListen = listen.c_str();
+  clan::clear_error();
+  return VipClanOpenNic(name.c_str(), &config, nic);
+}
+
+// Opens the NIC, across hosts when -ORBclanHost is given. Other hosts are a
+// bonus: if the NIC opens only without its wire, it serves this host (logged).
+VIP_RETURN open_nic_for_hosts(const std::string& name, VIP_NIC_HANDLE* nic, bool& wired) {
+  wired = !fabric_options().host.empty();
+  VIP_RETURN r = open_nic(name, wired, nic);
+  if (r == VIP_SUCCESS || !wired) return r;
+  const std::string why = via_failure(r);
+  wired = false;
+  r = open_nic(name, false, nic);
+  if (r == VIP_SUCCESS) log_this_host_only("giop:via", name, why);
+  return r;
+}
+
 }  // namespace
+
+std::string ViaNic::published_reach() {
+  std::lock_guard lock(nic_mu);
+  return the_nic ? the_nic->reach_ : std::string();
+}
 
 std::shared_ptr<ViaNic> ViaNic::get(const std::string& node) {
   std::lock_guard lock(nic_mu);
@@ -48,22 +85,16 @@ std::shared_ptr<ViaNic> ViaNic::get(const std::string& node) {
   const std::string name = node.empty() ? "via" + std::to_string(getpid()) : node;
   auto n = std::shared_ptr<ViaNic>(new ViaNic());
   n->node_ = name;
-  clan::clear_error();
-  // The resident set of -ORBclanFrames, -ORBclanRemapNs, -ORBclanReplacement,
-  // as the fabric's NIC has it: each connection's VI is an endpoint.
-  const FabricOptions& o = fabric_options();
-  VIP_CLAN_NIC_CONFIG config{};
-  config.Frames = o.frames;
-  config.RemapNs = o.remap_ns;
-  config.Replacement = o.replacement == static_cast<uint32_t>(clan::Replacement::kRandom)
-                           ? VIP_CLAN_REPLACEMENT_RANDOM
-                           : VIP_CLAN_REPLACEMENT_LRU;
-  VIP_RETURN r = VipClanOpenNic(name.c_str(), &config, &n->nic_);
+  bool wired = false;
+  VIP_RETURN r = open_nic_for_hosts(name, &n->nic_, wired);
   // The NIC's PIO mapping cache keeps its default size: each VI keeps its own
   // peer's receive region mapped anyway, and a larger cache would keep the
   // memory of peers long gone.
   if (r == VIP_SUCCESS) r = set_wait_mode(n->nic_);
   if (r == VIP_SUCCESS) r = VipCreatePtag(n->nic_, &n->ptag_);
+  VIP_UINT16 oob_port = 0;
+  if (r == VIP_SUCCESS && wired) r = VipClanQueryNicOobPort(n->nic_, &oob_port);
+  n->reach_ = reach_at(oob_port);
   if (r != VIP_SUCCESS) {
     omniORB::logger l;
     l << "giop:via: cannot open VIA NIC '" << name.c_str() << "': " << via_failure(r).c_str();

@@ -2,6 +2,9 @@
 // connections: one VipOpenNic (node name "via<pid>" unless an endpoint names
 // one; it must differ from the clan/otp node) and one protection tag. Created
 // on first use; lives until the last user is gone and the ORB was destroyed.
+// With -ORBclanHost the NIC has a wire and its node a tcp listener at that
+// address, as the fabric's NIC has (fabric.hpp), so that VIs of other hosts
+// connect to it as "NAME@HOST:PORT".
 #pragma once
 
 #include <memory>
@@ -26,6 +29,12 @@ class ViaNic {
   VIP_NIC_HANDLE handle() const { return nic_; }
   VIP_PROTECTION_HANDLE ptag() const { return ptag_; }
   const std::string& node() const { return node_; }
+  // "HOST:PORT" where nodes of other hosts reach this one (-ORBclanHost);
+  // empty without it, or when its wire failed.
+  const std::string& reach() const { return reach_; }
+  // The open NIC's reach(), without opening one: what giop:via's IOR
+  // components publish.
+  static std::string published_reach();
   // Discriminators (ports) of this process's endpoints: one endpoint each.
   bool claim_port(uint16_t port);
   void free_port(uint16_t port);
@@ -35,6 +44,7 @@ class ViaNic {
   VIP_NIC_HANDLE nic_ = nullptr;
   VIP_PROTECTION_HANDLE ptag_ = nullptr;
   std::string node_;
+  std::string reach_;
   std::mutex mu_;
   std::set<uint16_t> ports_;
 };

@@ -70,6 +70,27 @@ inline bool all_zero(const std::byte* p, size_t n, size_t skip_from = 0, size_t 
   return true;
 }
 
+// Bytes as hex text and back, to hand a cookie over a ForkedPeer's line.
+inline std::string hex_of(const void* p, size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < n; ++i) {
+    const auto b = static_cast<const unsigned char*>(p)[i];
+    out += digits[b >> 4];
+    out += digits[b & 15];
+  }
+  return out;
+}
+
+inline bool bytes_of(const std::string& hex, void* out, size_t n) {
+  if (hex.size() != 2 * n) return false;
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned long b = std::stoul(hex.substr(2 * i, 2), nullptr, 16);
+    static_cast<unsigned char*>(out)[i] = static_cast<unsigned char>(b);
+  }
+  return true;
+}
+
 // The peak resident memory of this process (VmHWM), in KiB; 0 if unknown.
 inline long resident_kib() {
   std::ifstream status("/proc/self/status");
@@ -115,6 +136,7 @@ class ForkedPeer {
     return pid_ > 0 && ::write(down_[1], line.data(), line.size()) == static_cast<ssize_t>(line.size());
   }
   std::optional<std::string> result(Deadline deadline) { return read_line(up_[0], deadline); }
+  pid_t pid() const { return pid_; }
 
  private:
   static std::optional<std::string> read_line(int fd, Deadline deadline) {

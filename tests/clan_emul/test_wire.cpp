@@ -5,6 +5,7 @@
 // registration and a write with a dead key breaks only the writer's link.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <numeric>
@@ -214,4 +215,25 @@ TEST_CASE("the provider runs no thread of its own: a wire is its one thread", "[
     CHECK(threads_of_this_process() == before + 2);
 #endif
   }
+}
+
+TEST_CASE("a fence returns once every write before it has landed at the target", "[wire]") {
+  WirePair p(1 << 20);
+  REQUIRE(p.link() == Errc::kOk);
+  auto a = p.writer->import(p.region.cookie());
+  REQUIRE(a.ok());
+  std::vector<uint8_t> block(64 * 1024);
+  for (uint32_t round = 1; round <= 20; ++round) {
+    std::fill(block.begin(), block.end(), static_cast<uint8_t>(round));
+    REQUIRE(a.value().write(8, block.data(), block.size()) == Errc::kOk);
+    REQUIRE(a.value().write_word(0, round) == Errc::kOk);
+  }
+  REQUIRE(a.value().fence(Deadline::after(10s)) == Errc::kOk);
+  // Landed already: read without waiting.
+  CHECK(p.word(0) == 20);
+  CHECK(static_cast<uint8_t>(p.region.data()[8 + block.size() - 1]) == 20);
+  // Onto a NIC of this process without a link, a fence has nothing to wait for.
+  auto local = p.owner->import(p.region.cookie());
+  REQUIRE(local.ok());
+  CHECK(local.value().fence(Deadline::already_expired()) == Errc::kOk);
 }

@@ -1,12 +1,15 @@
 // The remote wire against a hostile peer that holds a real key (it imported
 // a cookie it was given) and tries to reach past it: a notice naming a
 // region that another writer's import registered, and a flood of import
-// requests whose replies it never reads. A key opens its own region only,
-// and no peer can stall the NIC's delivery to the others.
+// requests whose replies it never reads; or a NIC of another host claiming
+// a NIC id of this host. A key opens its own region only, no peer can stall
+// the NIC's delivery to the others, and no peer takes a local NIC's imports.
 #include <catch2/catch.hpp>
 #include <cctype>
 
 #include "tests/clan_emul/hostile_support.hpp"
+#include "clan_emul/error_detail.hpp"
+#include "clan_emul/nic_locator.hpp"
 #include "tests/clan_emul/raw_fi_peer.hpp"
 
 using namespace clan;
@@ -14,6 +17,7 @@ using namespace std::chrono_literals;
 using test::eventually;
 using test::GoodWriter;
 using test::RawFiPeer;
+using test::WirePair;
 using wire::encode_notice;
 
 namespace {
@@ -96,4 +100,40 @@ TEST_CASE("a peer that never reads its import replies does not make the NIC hoar
   CHECK(grown < kBoundKiB);
 #endif
   CHECK(g.still_works());
+}
+
+TEST_CASE("a NIC of another host that claims a local NIC's id takes none of its imports", "[wire][hostile]") {
+  // The local NIC lives in a child process (forked before any NIC exists)
+  // and hands over its region's cookie.
+  test::ForkedPeer local([](const std::string&) {
+    auto nic = Nic::open(NicConfig{});
+    if (!nic) return std::string("no NIC");
+    auto region = nic.value()->export_region(4096);
+    if (!region) return std::string("no region");
+    const RdmaCookie c = region.value().cookie();
+    new Region(std::move(region.value()));  // both kept until the child is killed
+    nic.value().release();
+    return test::hex_of(&c, sizeof c);
+  });
+  WirePair p;
+  REQUIRE(local.start("go"));
+  const auto hex = local.result(Deadline::after(30s));
+  REQUIRE(hex);
+  RdmaCookie cookie;
+  REQUIRE(test::bytes_of(*hex, &cookie, sizeof cookie));
+  // The writer is told that the local NIC's id lives at the owner's wire.
+  (void)p.writer->connect_wire(cookie.nic_id, p.owner->wire_address(), Deadline::after(10s));
+  auto a = p.writer->import(cookie);
+  REQUIRE(a.ok());
+  CHECK(a.value().write_word(0, 0x10ca1) == Errc::kOk);
+  CHECK(p.owner->wire()->stats().registrations == 0);
+}
+
+TEST_CASE("a NIC of another host that claims this NIC's own id is refused", "[wire][hostile]") {
+  WirePair p;
+  NicLocator liar = locate(*p.owner);
+  liar.nic_id = p.writer->id();
+  liar.boot_id[0] ^= 1;  // another host
+  CHECK(reach(*p.writer, liar, Deadline::after(10s)) == Errc::kForgedCookie);
+  CHECK(last_error_message().find("claims") != std::string::npos);
 }

@@ -1,8 +1,7 @@
 // giop:otp across hosts, without an ORB: the link both ends derive from the
 // options (shared memory on this host, udp to another, the same window and
 // fault model either way); otp's addresses and components of another host
-// (NAME@HOST:PORT, the reach in its IOR component) where giop:via's are
-// refused; and a plugin client and endpoint of one process that meet over
+// (NAME@HOST:PORT, the reach in its IOR component); and a plugin client and endpoint of one process that meet over
 // udp when the client names the node at its address for other hosts.
 #include <catch2/catch.hpp>
 
@@ -94,12 +93,10 @@ TEST_CASE("otp link config: the udp channel binds a numeric address of -ORBclanH
   CHECK(udp_bind_address("no-such-host.invalid") == "");
 }
 
-TEST_CASE("otp crosses hosts, via does not", "[otp_hosts]") {
-  CHECK(tag_crosses_hosts(kClanIorTag));
+TEST_CASE("otp crosses hosts", "[otp_hosts]") {
   CHECK(tag_crosses_hosts(kOtpIorTag));
-  CHECK(!tag_crosses_hosts(kViaIorTag));
   CHECK(scheme_crosses_hosts("giop:otp"));
-  CHECK(!scheme_crosses_hosts("giop:via"));
+  CHECK(!scheme_crosses_hosts("giop:tcp"));
 }
 
 TEST_CASE("otp addresses take a node of another host (NAME@HOST:PORT)", "[otp_hosts]") {
@@ -122,13 +119,6 @@ TEST_CASE("otp: a component of another host is reached at NODE@REACH when this p
   fabric_options().host.clear();
   CHECK(why_not_across_hosts(c).find("this process has no -ORBclanHost") != std::string::npos);
   CHECK(why_not_across_hosts(elsewhere("giop:otp:orb42:5", "")).find("publishes no address for other hosts") !=
-        std::string::npos);
-}
-
-TEST_CASE("otp: a via component of another host is still refused, as via does not cross hosts", "[otp_hosts]") {
-  OptionsGuard guard;
-  fabric_options().host = "10.77.1.1";
-  CHECK(why_not_across_hosts(elsewhere("giop:via:orb42:5", "10.77.1.2:40000")).find("giop:via does not cross hosts") !=
         std::string::npos);
 }
 

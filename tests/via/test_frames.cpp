@@ -16,9 +16,9 @@ TEST_CASE("VipClanOpenNic refuses a resident set it cannot have", "[via][frames]
   VIP_CLAN_NIC_CONFIG c{};
   c.Frames = 0;
   CHECK(VipClanOpenNic("f0", &c, &nic) == VIP_INVALID_PARAMETER);
-  c = VIP_CLAN_NIC_CONFIG{4, 1'000'000'001, VIP_CLAN_REPLACEMENT_LRU};
+  c = VIP_CLAN_NIC_CONFIG{4, 1'000'000'001, VIP_CLAN_REPLACEMENT_LRU, nullptr, nullptr, nullptr};
   CHECK(VipClanOpenNic("f1", &c, &nic) == VIP_INVALID_PARAMETER);
-  c = VIP_CLAN_NIC_CONFIG{4, 0, VIP_CLAN_REPLACEMENT_LRU + 1};
+  c = VIP_CLAN_NIC_CONFIG{4, 0, VIP_CLAN_REPLACEMENT_LRU + 1, nullptr, nullptr, nullptr};
   CHECK(VipClanOpenNic("f2", &c, &nic) == VIP_INVALID_PARAMETER);
   CHECK(VipClanOpenNic("f3", nullptr, nullptr) == VIP_INVALID_PARAMETER);
   REQUIRE(VipClanOpenNic("f4", nullptr, &nic) == VIP_SUCCESS);
@@ -30,7 +30,7 @@ TEST_CASE("three VIs on a NIC of one frame each get every message, re-mapped on 
   const uint32_t replacement = GENERATE(VIP_CLAN_REPLACEMENT_LRU, VIP_CLAN_REPLACEMENT_RANDOM);
   RuntimeDir dir;
   Node server, client;
-  const VIP_CLAN_NIC_CONFIG one_frame{1, 1000, replacement};
+  const VIP_CLAN_NIC_CONFIG one_frame{1, 1000, replacement, nullptr, nullptr, nullptr};
   REQUIRE(server.open("srv", &one_frame));
   REQUIRE(client.open("cli"));
   constexpr int kVis = 3, kRounds = 20;

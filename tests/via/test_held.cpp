@@ -34,7 +34,7 @@ struct Held {
   VIP_VI_HANDLE s0 = nullptr, s1 = nullptr, f = nullptr, c0 = nullptr, c1 = nullptr, cf = nullptr;
   VIP_CQ_HANDLE cq = nullptr;  // c0's send CQ, if asked for (VipCloseNic frees it)
   explicit Held(bool c0_has_send_cq) {
-    const VIP_CLAN_NIC_CONFIG one_frame{1, 1'000'000'000, VIP_CLAN_REPLACEMENT_LRU};
+    const VIP_CLAN_NIC_CONFIG one_frame{1, 1'000'000'000, VIP_CLAN_REPLACEMENT_LRU, nullptr, nullptr, nullptr};
     REQUIRE(slow.open("held-slow", &one_frame));
     REQUIRE(fast.open("held-fast"));
     REQUIRE(client.open("held-cli"));
