@@ -82,7 +82,7 @@ void DmqConnection::watch() {
       rx->abort(Errc::kPeerDead);
     } else {
       tx->abort(Errc::kClosed);
-      rx->peer_closed();  // everything it sent is already in our ring
+      rx->peer_closed();  // everything it sent is in our ring (close() fenced it)
     }
   });
 }
@@ -128,8 +128,11 @@ Result<std::unique_ptr<DmqConnection>> DmqConnection::accept(Nic& nic, OobReques
 }
 
 Errc DmqConnection::close() {
-  // Data first, then the out-of-band goodbye, so the peer can drain.
+  // Data first, then the out-of-band goodbye, so the peer can drain. On
+  // another host the data travels on the wire and the goodbye could
+  // overtake it: the fence waits until the data is in the peer's ring.
   Errc e = tx_->close();
+  (void)tx_->fence(Deadline::after(std::chrono::seconds(5)));
   if (oob_) oob_->disconnect();
   return e;
 }

@@ -49,6 +49,9 @@ class DmqSender {
   size_t space() const;
   // Orderly close: the receiver gets kClosed once it has drained the ring.
   Errc close();
+  // Waits until everything sent so far has landed in the peer's ring
+  // (Aperture::fence: at once on this host).
+  Errc fence(Deadline deadline) const { return ring_.fence(deadline); }
   // Breaks the queue locally (e.g. the peer died): waiters wake with `reason`.
   void abort(Errc reason);
   Errc status() const { return status_.load(std::memory_order_acquire); }

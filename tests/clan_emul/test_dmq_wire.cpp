@@ -58,7 +58,61 @@ int echo_server(const test::RuntimeDir& dir, test::Pipe& ready) {
   }
 }
 
+// The other host: sends `count` messages at once, then closes; it stays
+// (its NIC with it) until `done`.
+int send_then_close(const test::RuntimeDir& dir, test::Pipe& ready, test::Pipe& done, int count) {
+  if (int e = test::become_other_host(); e != 0) return e;
+  auto nic = Nic::open(test::wire_nic_config("server"));
+  auto oob = OobManager::start(test::oob_config(dir, "server"));
+  if (!nic || !oob) return 10;
+  auto listener = (*oob)->listen(7);
+  if (!listener) return 11;
+  ready.put('r');
+  auto req = (*listener)->next_request(Deadline::after(20s));
+  if (!req) return 12;
+  auto conn = DmqConnection::accept(**nic, *req, ring());
+  if (!conn) return 13;
+  for (int i = 0; i < count; ++i) {
+    const std::string s = "last words " + std::to_string(i) + std::string(static_cast<size_t>(i) * 53 % 9000, 'z');
+    if ((*conn)->tx().send(s.data(), s.size(), Deadline::after(20s)) != Errc::kOk) return 20;
+  }
+  if ((*conn)->close() != Errc::kOk) return 21;
+  char token;
+  return done.get(token) ? 0 : 22;
+}
+
 }  // namespace
+
+TEST_CASE("a DMQ connection between hosts delivers everything sent before the close", "[wire][dmq_connection][multiprocess]") {
+  test::RuntimeDir dir;
+  test::Pipe ready, done;
+  constexpr int kCount = 200;
+  test::ChildProcess server([&] { return send_then_close(dir, ready, done, kCount); });
+  char token;
+  REQUIRE(ready.get(token));
+  auto nic = std::move(Nic::open(test::wire_nic_config("client")).value());
+  auto oob = std::move(OobManager::start(test::oob_config(dir, "client")).value());
+  // A ring that holds them all, so the sender closes before we read any.
+  DmqConfig big = ring();
+  big.ring_bytes = 4 * 1024 * 1024;
+  auto conn = DmqConnection::connect(*nic, *oob, "server", 7, big, Deadline::after(20s));
+  REQUIRE(conn.ok());
+  int got = 0;
+  for (;;) {
+    auto m = conn.value()->rx().receive(Deadline::after(20s));
+    if (!m) {
+      CHECK(m.error() == Errc::kClosed);
+      break;
+    }
+    const std::string want = "last words " + std::to_string(got) + std::string(static_cast<size_t>(got) * 53 % 9000, 'z');
+    REQUIRE(std::string(reinterpret_cast<const char*>(m->data), m->size) == want);
+    conn.value()->rx().release();
+    ++got;
+  }
+  CHECK(got == kCount);
+  done.put('d');
+  CHECK(server.wait(20s) == 0);
+}
 
 TEST_CASE("a DMQ connection between hosts runs over the wire", "[wire][dmq_connection][multiprocess]") {
   test::RuntimeDir dir;
