@@ -21,8 +21,11 @@ CROSS_HOST_TRANSPORTS = {
     # giop:clan over the NICs' wires: the server's node listens at its
     # host's address (clients get theirs in HostsContext.client_cmd).
     "clan": lambda addr: ["-ORBendPoint", "giop:clan::", "-ORBclanHost", addr],
+    # giop:otp over the udp channel, giop:via over its NIC's wire.
+    "otp": lambda addr: ["-ORBendPoint", "giop:otp::", "-ORBclanHost", addr],
+    "via": lambda addr: ["-ORBendPoint", "giop:via::", "-ORBclanHost", addr],
 }
-CROSS_HOST_DEFAULT_TRANSPORTS = "tcp,clan"
+CROSS_HOST_DEFAULT_TRANSPORTS = "tcp,clan,otp,via"
 CROSS_HOST_WIRES = "tcp"
 CROSS_HOST_PROGRAMS = ("echo_server", "echo_client", "rate_client", "bench_wire", "bench_clan_wire")
 

@@ -6,7 +6,7 @@ bare TCP socket first) and bench_clan_wire's over the raw clan wire, then omniOR
 server in host B and the client in host A, over each transport that runs
 across hosts.
 
-  cross_host.py --build DIR --out RESULTS_DIR [--quick] [--transports tcp,clan]
+  cross_host.py --build DIR --out RESULTS_DIR [--quick] [--transports tcp,clan,otp,via]
                 [--wires tcp] [--prefix PREFIX]
 
 DIR is a CMake build tree with examples/ built (echo_server, echo_client,
