@@ -9,8 +9,9 @@ import os
 import subprocess
 import time
 
-from .config import SERVER_START_TIMEOUT, SERVER_STOP_TIMEOUT
+from .config import SERVER_START_TIMEOUT
 from .cross_host_context import CLIENT_HOST, SERVER_HOST
+from .cross_host_sections import stop_bench_server
 from .fmt import fmt_ratio, log, md_table
 from .processes import tail
 
@@ -53,7 +54,7 @@ class ClanWireBench:
         cmd = [exe, "--connect", rendezvous, "--listen", ctx.hosts.addr(CLIENT_HOST), "--out", ctx.out]
         res = ctx.run_raw(cmd + (["--quick"] if ctx.args.quick else []), 900, "bench_clan_wire client",
                           "clan wire")  # run in host A by the context
-        self._stop(server, err_path)
+        stop_bench_server(ctx, server, err_path, "bench_clan_wire server", "clan wire")
         if res is None:
             return
         rc, out, err = res
@@ -72,19 +73,6 @@ class ClanWireBench:
                 return True
             time.sleep(0.05)
         return False
-
-    def _stop(self, server, err_path):
-        ctx = self.ctx
-        try:
-            rc = server.wait(SERVER_STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            ctx.children.kill(server)
-            ctx.fail("bench_clan_wire server", "clan wire", f"did not exit after the client's quit\n{tail(err_path)}")
-            return
-        ctx.children.forget(server)
-        server.stdout.close()
-        if rc != 0:
-            ctx.fail("bench_clan_wire server", "clan wire", f"exit status {rc}\n{tail(err_path)}")
 
     def markdown(self):
         if not self.tables:

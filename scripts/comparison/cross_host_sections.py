@@ -16,6 +16,21 @@ from .processes import read_line, tail
 from .rate import RequestRate
 
 
+def stop_bench_server(ctx, server, err_path, what, transport):
+    """Waits for a benchmark's server to exit after its client's quit; a
+    failure if it does not, or exits non-zero."""
+    try:
+        rc = server.wait(SERVER_STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        ctx.children.kill(server)
+        ctx.fail(what, transport, f"did not exit after the client's quit\n{tail(err_path)}")
+        return
+    ctx.children.forget(server)
+    server.stdout.close()
+    if rc != 0:
+        ctx.fail(what, transport, f"exit status {rc}\n{tail(err_path)}")
+
+
 class WireBench:
     """bench_wire's server in B, its client in A; the client's tables and
     files (wire_latency.csv, wire_bandwidth.csv, wire.json) become the
@@ -40,7 +55,7 @@ class WireBench:
         log(f"[wire] bench_wire {line}: client in host {CLIENT_HOST}, wires {','.join(ctx.wires)}")
         cmd = [exe, "client", line.split()[1], "--wires", ",".join(ctx.wires), "--out", ctx.out]
         res = ctx.run_raw(cmd + (["--quick"] if ctx.args.quick else []), 900, "bench_wire client", "wire")
-        self._stop(server, err_path)
+        stop_bench_server(ctx, server, err_path, "bench_wire server", "wire")
         if res is None:
             return
         rc, out, err = res
@@ -51,19 +66,6 @@ class WireBench:
         self.tables = out[start:].strip() if start >= 0 else ""
         with open(os.path.join(ctx.out, "wire.json")) as f:
             ctx.results["wire"] = json.load(f)
-
-    def _stop(self, server, err_path):
-        ctx = self.ctx
-        try:
-            rc = server.wait(SERVER_STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            ctx.children.kill(server)
-            ctx.fail("bench_wire server", "wire", f"did not exit after the client's quit\n{tail(err_path)}")
-            return
-        ctx.children.forget(server)
-        server.stdout.close()
-        if rc != 0:
-            ctx.fail("bench_wire server", "wire", f"exit status {rc}\n{tail(err_path)}")
 
     def markdown(self):
         return [self.tables, ""] if self.tables else []

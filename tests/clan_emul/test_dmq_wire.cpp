@@ -4,6 +4,7 @@
 // forked child posing as another host (tests/support/other_host.hpp).
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <string>
 
 #include "clan_emul/dmq_connection.hpp"
@@ -29,20 +30,46 @@ DmqConfig ring() {
   return c;
 }
 
+// A server of the other host: its NIC, its node and the request of the
+// one client it waits for (`ready` says it listens). `failed`: the exit
+// code of what went wrong.
+struct OtherHostServer {
+  std::unique_ptr<Nic> nic;
+  std::unique_ptr<OobManager> oob;
+  std::optional<OobRequest> request;
+  int failed = 0;
+
+  OtherHostServer(const test::RuntimeDir& dir, test::Pipe& ready) {
+    const HostIdentity parent = this_host();
+    if (int e = test::become_other_host(); e != 0) {
+      failed = e;
+      return;
+    }
+    if (this_host().same_host(parent)) failed = 9;
+    auto n = Nic::open(test::wire_nic_config("server"));
+    auto o = OobManager::start(test::oob_config(dir, "server"));
+    if (failed || !n || !o) {
+      failed = failed ? failed : 10;
+      return;
+    }
+    nic = std::move(n.value());
+    oob = std::move(o.value());
+    auto listener = oob->listen(7);
+    if (!listener) {
+      failed = 11;
+      return;
+    }
+    ready.put('r');
+    auto req = (*listener)->next_request(Deadline::after(20s));
+    if (req) request.emplace(std::move(req.value())); else failed = 12;
+  }
+};
+
 // The other host: echoes every message until the peer closes.
 int echo_server(const test::RuntimeDir& dir, test::Pipe& ready) {
-  const HostIdentity parent = this_host();
-  if (int e = test::become_other_host(); e != 0) return e;
-  if (this_host().same_host(parent)) return 9;
-  auto nic = Nic::open(test::wire_nic_config("server"));
-  auto oob = OobManager::start(test::oob_config(dir, "server"));
-  if (!nic || !oob) return 10;
-  auto listener = (*oob)->listen(7);
-  if (!listener) return 11;
-  ready.put('r');
-  auto req = (*listener)->next_request(Deadline::after(20s));
-  if (!req) return 12;
-  auto conn = DmqConnection::accept(**nic, *req, ring());
+  OtherHostServer server(dir, ready);
+  if (server.failed) return server.failed;
+  auto conn = DmqConnection::accept(*server.nic, *server.request, ring());
   if (!conn) {
     // A client without a wire on another host: refused, and the words say why.
     const bool said_why = error_message(conn.error()).find("no wire") != std::string::npos;
@@ -61,16 +88,9 @@ int echo_server(const test::RuntimeDir& dir, test::Pipe& ready) {
 // The other host: sends `count` messages at once, then closes; it stays
 // (its NIC with it) until `done`.
 int send_then_close(const test::RuntimeDir& dir, test::Pipe& ready, test::Pipe& done, int count) {
-  if (int e = test::become_other_host(); e != 0) return e;
-  auto nic = Nic::open(test::wire_nic_config("server"));
-  auto oob = OobManager::start(test::oob_config(dir, "server"));
-  if (!nic || !oob) return 10;
-  auto listener = (*oob)->listen(7);
-  if (!listener) return 11;
-  ready.put('r');
-  auto req = (*listener)->next_request(Deadline::after(20s));
-  if (!req) return 12;
-  auto conn = DmqConnection::accept(**nic, *req, ring());
+  OtherHostServer server(dir, ready);
+  if (server.failed) return server.failed;
+  auto conn = DmqConnection::accept(*server.nic, *server.request, ring());
   if (!conn) return 13;
   for (int i = 0; i < count; ++i) {
     const std::string s = "last words " + std::to_string(i) + std::string(static_cast<size_t>(i) * 53 % 9000, 'z');
