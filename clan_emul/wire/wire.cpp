@@ -98,10 +98,12 @@ Errc Wire::validate_import(WireLink& link, const RdmaCookie& cookie, Deadline de
 
 // The exporting NIC takes a link's messages in order, so its answer to a
 // check of the cookie comes after it delivered every write before it.
+// Only an answer counts: a check that was never sent fences nothing.
 Errc Wire::fence(WireLink& link, const RdmaCookie& cookie, Deadline deadline) {
-  const Errc e = engine_->validate_import(link, cookie, deadline);
-  if (e == Errc::kTimeout) return e;
-  return link.state() == WireLink::State::kDown ? Errc::kClosed : Errc::kOk;
+  bool answered = false;
+  const Errc e = engine_->validate_import(link, cookie, deadline, &answered);
+  if (answered) return Errc::kOk;
+  return e == Errc::kTimeout ? Errc::kTimeout : Errc::kClosed;
 }
 
 void Wire::close_registration(uint32_t region) { engine_->close_registration(region); }

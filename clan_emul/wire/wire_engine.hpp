@@ -49,7 +49,8 @@ class WireEngine {
   // wire_links.cpp
   Result<std::shared_ptr<WireLink>> link_to(uint64_t nic_id, const std::string& address, Deadline deadline);
   bool knows(uint64_t nic_id) const;
-  Errc validate_import(WireLink& link, const RdmaCookie& cookie, Deadline deadline);
+  // `replied` (optional): whether the exporter's reply came.
+  Errc validate_import(WireLink& link, const RdmaCookie& cookie, Deadline deadline, bool* replied = nullptr);
   // wire_registry.cpp
   void close_registration(uint32_t region);
   // wire_progress.cpp
@@ -183,6 +184,7 @@ class WireEngine {
 // slot, or a write).
 inline constexpr uint64_t kWriteContext = 0xff;
 inline constexpr uint64_t kReplyContext = 0xfe;
+inline constexpr uint64_t kInjectContext = 0xfd;
 inline void* make_context(uint64_t link, uint64_t what) {
   return reinterpret_cast<void*>(static_cast<uintptr_t>((link << 8) | what));
 }

@@ -52,20 +52,53 @@ Errc WireLink::post_receive(size_t slot) {
   return r == 0 ? Errc::kOk : fi_fail(static_cast<int>(r), "wire: fi_recv");
 }
 
-Errc WireLink::send(const void* msg, size_t len) {
+Errc WireLink::send(const void* msg, size_t len, Deadline hold) {
   std::unique_lock lock(mu_);
+  return inject(msg, len, hold, lock);
+}
+
+// Marks every kInjectMark-th inject for a completion, so that what the
+// provider queued for a peer that takes nothing stays bounded.
+ssize_t WireLink::post_inject(const void* msg, size_t len) {
+  if (injected_ - injects_sent_ >= kMaxInjectsQueued) return -FI_EAGAIN;
+  ssize_t r;
+  if ((injected_ + 1) % kInjectMark == 0) {
+    iovec iov{const_cast<void*>(msg), len};
+    fi_msg m{};
+    m.msg_iov = &iov;
+    m.iov_count = 1;
+    m.context = make_context(id_, kInjectContext);
+    r = fi_sendmsg(ep_, &m, FI_INJECT | FI_COMPLETION);
+  } else {
+    r = fi_inject(ep_, msg, len, 0);
+  }
+  if (r == 0) ++injected_;
+  return r;
+}
+
+Errc WireLink::inject(const void* msg, size_t len, Deadline hold, std::unique_lock<std::mutex>& lock) {
   for (;;) {
-    if (state() == State::kDown || !ep_) return Errc::kClosed;
-    ssize_t r = fi_inject(ep_, msg, len, 0);
+    if (state() == State::kDown || !ep_) {
+      return set_error(Errc::kClosed, 0, "wire: the connection to NIC %016llx is down: %s",
+                       static_cast<unsigned long long>(peer_nic_), to_string(down_reason()));
+    }
+    const ssize_t r = post_inject(msg, len);
     if (r == 0) return Errc::kOk;
-    if (r != -FI_EAGAIN) return fi_fail(static_cast<int>(r), "wire: fi_inject (control message)");
+    if (r != -FI_EAGAIN) return fi_fail(static_cast<int>(r), "wire: fi_inject to NIC %016llx",
+                                        static_cast<unsigned long long>(peer_nic_));
+    if (hold.expired()) return Errc::kTimeout;
     // Room comes as the provider sends what it queued: make progress
-    // (without the lock, which the progress may take to post receives).
+    // (without the lock, which the progress may take).
     lock.unlock();
     wire_.poll();
     sched_yield();
     lock.lock();
   }
+}
+
+void WireLink::inject_mark_done() {
+  std::lock_guard lock(mu_);
+  injects_sent_ = std::min(injects_sent_ + kInjectMark, injected_);
 }
 
 Errc WireLink::send_reply(const void* msg, size_t len) {
@@ -85,7 +118,7 @@ Errc WireLink::send_reply(const void* msg, size_t len) {
 Errc WireLink::send_notice_of_revocation(const void* msg, size_t len) {
   std::lock_guard lock(mu_);
   if (state() == State::kDown || !ep_) return Errc::kClosed;
-  const ssize_t r = fi_inject(ep_, msg, len, 0);
+  const ssize_t r = post_inject(msg, len);
   return r == 0 ? Errc::kOk : errc_from_fi(static_cast<int>(r));
 }
 
@@ -158,6 +191,7 @@ Deadline WireLink::stall_deadline() const { return Deadline::after(wire_.config_
 // takes the link out of the engine's maps.
 Errc WireLink::stalled(const char* what) {
   set_down(Errc::kTimeout);
+  close_endpoint();  // nothing queued may land after the writer heard it failed
   return set_error(Errc::kClosed, 0,
                    "wire: NIC %016llx took nothing for %lld ms while %s waited: the connection is closed",
                    static_cast<unsigned long long>(peer_nic_),
@@ -189,23 +223,14 @@ ssize_t WireLink::post_write(uint64_t key, uint64_t offset, const std::byte* src
 // retried until the stall timeout; the link's own progress frees room for it.
 Errc WireLink::post_notice(uint32_t region, uint64_t offset, size_t len, std::unique_lock<std::mutex>& lock) {
   const auto notice = encode_notice_message(encode_notice(region, offset, len));
-  const Deadline stall = stall_deadline();
-  for (;;) {
-    if (!ep_) return set_error(Errc::kClosed, 0, "wire: the connection to NIC %016llx is down",
-                               static_cast<unsigned long long>(peer_nic_));
-    const ssize_t r = fi_inject(ep_, notice.data(), notice.size(), 0);
-    if (r == 0) return Errc::kOk;
-    if (r != -FI_EAGAIN) {
-      const Errc e = fi_fail(static_cast<int>(r), "wire: fi_inject (write notice)");
-      set_down(Errc::kClosed);
-      return e;
-    }
-    if (stall.expired()) return stalled("a write's notice");
-    lock.unlock();
-    wire_.poll();
-    sched_yield();
-    lock.lock();
+  const Errc e = inject(notice.data(), notice.size(), stall_deadline(), lock);
+  if (e == Errc::kTimeout) return stalled("a write's notice");
+  if (e != Errc::kOk && state() != State::kDown) {
+    // A write whose notice cannot follow: the link is of no further use.
+    set_down(Errc::kClosed);
+    close_endpoint();
   }
+  return e;
 }
 
 // A small write in its notice: one message, which delivers exactly these
@@ -214,21 +239,7 @@ Errc WireLink::post_inline(uint32_t region, uint64_t offset, const std::byte* sr
                            std::unique_lock<std::mutex>& lock) {
   std::byte message[kNoticeMessageBytes + kMaxInlineWrite];
   const size_t size = encode_inline_write(encode_notice(region, offset, len), src, message);
-  for (;;) {
-    if (state() == State::kDown || !ep_) {
-      return set_error(Errc::kClosed, 0, "wire: the connection to NIC %016llx is down: %s",
-                       static_cast<unsigned long long>(peer_nic_), to_string(down_reason()));
-    }
-    const ssize_t r = fi_inject(ep_, message, size, 0);
-    if (r == 0) return Errc::kOk;
-    if (r != -FI_EAGAIN) return fi_fail(static_cast<int>(r), "wire: fi_inject (write) to NIC %016llx",
-                                        static_cast<unsigned long long>(peer_nic_));
-    if (hold.expired()) return Errc::kTimeout;
-    lock.unlock();
-    wire_.poll();
-    sched_yield();
-    lock.lock();
-  }
+  return inject(message, size, hold, lock);
 }
 
 Errc WireLink::post_chunk(uint64_t key, uint32_t region, uint64_t offset, const std::byte* src, size_t len,

@@ -36,6 +36,13 @@ class WireLink {
   // never reads its replies is held back by the transport's own flow
   // control instead of making this NIC queue replies for it.
   static constexpr size_t kMaxRepliesInFlight = 4;
+  // Messages (notices, small writes, control messages) go as injects, which
+  // the provider may queue without limit for a peer that takes nothing.
+  // Every kInjectMark-th asks for a completion; past kMaxInjectsQueued not
+  // known sent, a sender waits (within its deadline, then the stall
+  // timeout) as a write waits for the staging ring.
+  static constexpr uint64_t kInjectMark = 64;
+  static constexpr uint64_t kMaxInjectsQueued = 1024;
 
   WireLink(WireEngine& wire, uint64_t id, uint64_t peer_nic, size_t staging_bytes, size_t inject_size);
   ~WireLink();
@@ -53,8 +60,9 @@ class WireLink {
   // Nothing is written if the link cannot take the first part before
   // `hold`: kTimeout. kClosed (with words) once the link is down.
   Errc write(uint64_t key, uint32_t region, uint64_t offset, const void* src, size_t len, Deadline hold);
-  // A control message (wire_message.hpp), sent after every write before it.
-  Errc send(const void* msg, size_t len);
+  // A control message (wire_message.hpp), sent after every write before it;
+  // kTimeout if the link cannot take it before `hold`.
+  Errc send(const void* msg, size_t len, Deadline hold);
   // kRevokedCookie once the exporter said it revoked or freed `region` at
   // `generation`, else kOk.
   Errc revoked(uint32_t region, uint32_t generation);
@@ -69,6 +77,12 @@ class WireLink {
   Errc post_notice(uint32_t region, uint64_t offset, size_t len, std::unique_lock<std::mutex>& lock);
   Deadline stall_deadline() const;
   Errc stalled(const char* what);
+  // One message out, counted against kMaxInjectsQueued (under mu_); waits
+  // for room until `hold`: kTimeout. kClosed once the link is down.
+  Errc inject(const void* msg, size_t len, Deadline hold, std::unique_lock<std::mutex>& lock);
+  ssize_t post_inject(const void* msg, size_t len);
+  // The completion of a marked inject: kInjectMark more are sent.
+  void inject_mark_done();
   Errc post_receive(size_t slot);
   // The accepting side, under the engine's progress lock: an import reply
   // (fi_send with a completion, from a buffer of the link's), and what
@@ -105,6 +119,9 @@ class WireLink {
   size_t replies_in_flight_ = 0;
   size_t next_reply_ = 0;
   std::vector<size_t> held_slots_;
+  // Injects posted, and those known sent (by their marks' completions).
+  uint64_t injected_ = 0;
+  uint64_t injects_sent_ = 0;
   // The connecting side's: regions (by generation) the exporter revoked,
   // under mu_; writes to them are refused.
   std::map<uint32_t, uint32_t> revoked_;

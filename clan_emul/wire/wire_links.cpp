@@ -181,7 +181,7 @@ void WireEngine::link_down(uint64_t id, Errc reason) {
   }
 }
 
-Errc WireEngine::validate_import(WireLink& link, const RdmaCookie& cookie, Deadline deadline) {
+Errc WireEngine::validate_import(WireLink& link, const RdmaCookie& cookie, Deadline deadline, bool* replied) {
   uint64_t request;
   {
     std::lock_guard lock(requests_mu_);
@@ -189,7 +189,7 @@ Errc WireEngine::validate_import(WireLink& link, const RdmaCookie& cookie, Deadl
     requests_[request].link = link.id();
   }
   const auto msg = encode_wire_message(WireMessage{WireOp::kImportRequest, Errc::kOk, request, cookie});
-  Errc e = link.send(msg.data(), msg.size());
+  Errc e = link.send(msg.data(), msg.size(), deadline);
   std::unique_lock lock(requests_mu_);
   auto answered = [&] { return requests_[request].status.has_value() || link.state() == WireLink::State::kDown; };
   if (e == Errc::kOk) {
@@ -199,6 +199,7 @@ Errc WireEngine::validate_import(WireLink& link, const RdmaCookie& cookie, Deadl
       e = Errc::kTimeout;
     }
   }
+  if (replied) *replied = requests_[request].status.has_value();
   if (e == Errc::kOk) e = requests_[request].status.value_or(Errc::kClosed);
   requests_.erase(request);
   return e;

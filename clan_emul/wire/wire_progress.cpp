@@ -218,7 +218,13 @@ void WireEngine::on_completion(const fi_cq_data_entry& e) {
   } else if (e.flags & FI_WRITE) {
     if (auto link = link_by_id(context_link(e.op_context))) link->staging_.completed();
   } else if (e.flags & FI_SEND) {
-    if (auto link = link_by_id(context_link(e.op_context))) link->reply_done();
+    auto link = link_by_id(context_link(e.op_context));
+    if (!link) return;
+    if (context_what(e.op_context) == kInjectContext) {
+      link->inject_mark_done();
+    } else {
+      link->reply_done();
+    }
   }
 }
 
@@ -229,6 +235,7 @@ void WireEngine::on_completion_error() {
   if (!link) return;
   if (context_what(err.op_context) == kWriteContext) link->staging_.completed();
   if (context_what(err.op_context) == kReplyContext) link->reply_done();
+  if (context_what(err.op_context) == kInjectContext) link->inject_mark_done();
   // A canceled receive or a failed write: the link is going or gone.
   link_down(link->id(), err.err == FI_ECANCELED ? Errc::kClosed : Errc::kCorrupt);
 }
