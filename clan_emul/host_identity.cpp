@@ -1,6 +1,8 @@
 #include "clan_emul/host_identity.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -9,13 +11,18 @@ namespace clan {
 
 namespace {
 
+// Without blocking: the path may lie in another process's mount namespace,
+// where anything (a FIFO) could stand in for the file. One read of a
+// regular file, or nothing.
 BootId read_boot_id_at(const char* path) {
   BootId id{};
-  FILE* f = std::fopen(path, "re");
-  if (!f) return id;
+  const int fd = ::open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return id;
+  struct stat st {};
   char buf[64] = {};
-  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-  std::fclose(f);
+  const ssize_t got = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? ::read(fd, buf, sizeof buf - 1) : -1;
+  ::close(fd);
+  const size_t n = got > 0 ? static_cast<size_t>(got) : 0;
   size_t out = 0;
   int half = -1;
   for (size_t i = 0; i < n && out < id.size(); ++i) {
