@@ -153,7 +153,10 @@ class WireEngine {
   bool progress_unless_busy();
   void arm_eq();
   void arm_sweep();
-  void drain_cq();
+  // Reads the completion queue until it is empty, or `max_batches` full
+  // batches were read.
+  static constexpr size_t kDeferredBatches = 4;
+  void drain_cq(size_t max_batches = SIZE_MAX);
   void drain_eq();
   void on_completion(const fi_cq_data_entry& e);
   void on_completion_error();

@@ -81,9 +81,11 @@ void WireEngine::watch_cq_set() {
 // send and the wire thread's fi_trywait meet on that lock (a futex wait
 // and a wake-up more per hop). True if the descriptor will announce the
 // next entry.
+// A few batches at a time, so that one peer's stream of notices cannot hold
+// back the other peers' wake-ups: the loop comes back for the rest.
 bool WireEngine::drain_until_quiet() {
   defer_landed_ = true;
-  drain_cq();
+  drain_cq(kDeferredBatches);
   fid* queues[] = {&cq_->fid};
   const bool quiet = fi_trywait(fabric_, queues, 1) == FI_SUCCESS;
   defer_landed_ = false;
@@ -195,9 +197,9 @@ void WireEngine::poll() {
   if (lock.owns_lock()) drain_cq();
 }
 
-void WireEngine::drain_cq() {
+void WireEngine::drain_cq(size_t max_batches) {
   fi_cq_data_entry entries[kBatch];
-  for (;;) {
+  for (size_t batch = 0; batch < max_batches; ++batch) {
     const ssize_t n = fi_cq_read(cq_, entries, kBatch);
     if (n == -FI_EAVAIL) {
       on_completion_error();
