@@ -378,7 +378,9 @@ typedef struct {
   VIP_ULONG RemapNs;      /* emulated cost of one re-mapping; at most 1e9, default 20000 */
   VIP_UINT32 Replacement; /* VIP_CLAN_REPLACEMENT_*; default (Config null) RANDOM */
   /* VIs of other hosts. Null or empty: the environment's ($CLAN_WIRE_LISTEN,
-   * $CLAN_WIRE_PROVIDER, $CLAN_OOB_LISTEN), else none: this host only.
+   * $CLAN_WIRE_PROVIDER, $CLAN_OOB_LISTEN), else none: this host only; a
+   * $CLAN_WIRE_PROVIDER that is set wins over WireProvider. Zero the whole
+   * structure before filling it: these fields follow the older ones.
    * WireListen: "HOST:PORT" of this host where the NIC's wire (libfabric)
    * listens; peers' sends land over it. WireProvider: its libfabric provider
    * (default "tcp"). OobListen: "HOST:PORT" where the connection manager also

@@ -239,7 +239,9 @@ def no_host_words(hosts, peer, plain_peer, transport):
         c = client(hosts, peer, transport, ["client", "--ior", srv.ior["echo"], "--calls", "50"], False)
         check_ok(c, "a client without -ORBclanHost", srv.log())
     finally:
-        srv.stop()
+        log = srv.stop()
+    if "Accepted connection from giop:tcp:" not in log:
+        raise Failed(f"the server accepted no giop:tcp connection: {log[-2000:]}")
     if "this process has no -ORBclanHost" not in c.stderr:
         raise Failed(f"the client did not say why it left giop:{transport}: {c.stderr[-3000:]}")
 
