@@ -131,8 +131,9 @@ Errc DmqConnection::close() {
   // Data first, then the out-of-band goodbye, so the peer can drain. On
   // another host the data travels on the wire and the goodbye could
   // overtake it: the fence waits until the data is in the peer's ring.
+  // A queue already broken (the peer died) has nothing to wait for.
   Errc e = tx_->close();
-  (void)tx_->fence(Deadline::after(std::chrono::seconds(5)));
+  if (e == Errc::kOk) (void)tx_->fence(Deadline::after(std::chrono::seconds(5)));
   if (oob_) oob_->disconnect();
   return e;
 }
