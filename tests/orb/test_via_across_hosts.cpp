@@ -40,7 +40,10 @@ TEST_CASE("a via client reaches a via-only server of 'another host' at its publi
   Server server(kViaOnly, Threading::kPerConnection, kThisHost);
   const std::string forged = from_another_host(server);
   REQUIRE(!forged.empty());
-  // The server publishes giop:via alone: the calls can only go over it.
+  // The server publishes giop:via alone: the calls can only go over it,
+  // through the node's tcp listener. The VIs themselves meet on this host
+  // (their handshake says so), so the wire is not used here; tests/hosts/
+  // runs them over it.
   std::vector<std::string> extra = kThisHost;
   auto client = start_traced_client(forged, "50", extra);
   CHECK(client->wait() == kClientOk);
