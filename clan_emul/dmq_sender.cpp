@@ -32,6 +32,7 @@ Errc DmqSender::attach(const RdmaCookie& receiver) {
   auto ap = nic_.import(receiver, endpoint_);
   if (!ap) return ap.error();
   ring_ = std::move(ap.value());
+  if (ring_.remote()) staged_.resize(kHeader + config_.max_message);
   return Errc::kOk;
 }
 
@@ -109,14 +110,28 @@ Errc DmqSender::send(const void* data, size_t len, Deadline deadline, Transfer h
   // A receiver whose endpoint is not resident holds each write up to the
   // deadline (kTimeout: not sent). write_i_ moves only once the message is
   // published, so a later send writes the same place again.
-  Errc e = ring_.write_word(at, header(write_i_, static_cast<uint32_t>(len)), deadline);
-  if (e == Errc::kOk && len) e = ring_.write(at + kHeader, data, len, deadline);
+  Errc e = write_message(at, data, len, deadline);
   // Publishing fires the receiver's tripwire.
   if (e == Errc::kOk) e = ring_.write_word(kLazyWrite, write_i_ + need, deadline);
   if (e == Errc::kTimeout) return e;
   if (e != Errc::kOk) return fail(e);
   write_i_ += need;
   return Errc::kOk;
+}
+
+// On this host the header is one word store and the bytes follow it; over
+// the wire the two go as one write, since each write is a message there
+// and the receiver reads neither before the write pointer that follows.
+Errc DmqSender::write_message(size_t at, const void* data, size_t len, Deadline deadline) {
+  const uint64_t h = header(write_i_, static_cast<uint32_t>(len));
+  if (len && !staged_.empty()) {
+    std::memcpy(staged_.data(), &h, kHeader);
+    std::memcpy(staged_.data() + kHeader, data, len);
+    return ring_.write(at, staged_.data(), kHeader + len, deadline);
+  }
+  Errc e = ring_.write_word(at, h, deadline);
+  if (e == Errc::kOk && len) e = ring_.write(at + kHeader, data, len, deadline);
+  return e;
 }
 
 Result<uint64_t> DmqSender::send_dma_async(const void* data, size_t len, Deadline deadline) {

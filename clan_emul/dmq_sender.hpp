@@ -63,6 +63,8 @@ class DmqSender {
   // seen leaves that much, else wait_for_space.
   Errc reserve(size_t need, Deadline deadline);
   Errc wait_for_space(size_t need, Deadline deadline);
+  // A message's header and bytes at `at` of the receiver's ring.
+  Errc write_message(size_t at, const void* data, size_t len, Deadline deadline);
   Errc fail(Errc e);
 
   Nic& nic_;
@@ -72,6 +74,9 @@ class DmqSender {
   Tripwire space_tripwire_;
   Aperture ring_;
   std::unique_ptr<DmaStream> dma_;
+  // Over the wire only: a message's header and bytes side by side, so that
+  // they go as one write (one message on the wire, not two).
+  std::vector<std::byte> staged_;
   uint64_t write_i_ = 0;
   // The receiver's read position as last read (and checked): the space up to
   // it stays free, since only our sends use it up. Looking at the word the
