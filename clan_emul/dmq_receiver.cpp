@@ -102,8 +102,14 @@ Result<DmqMessage> DmqReceiver::receive(Deadline deadline) {
 
 Errc DmqReceiver::release() {
   if (pending_ == 0) return Errc::kInvalidArgument;
-  read_i_.store(read_i_.load(std::memory_order_relaxed) + pending_, std::memory_order_relaxed);
+  const uint64_t read_i = read_i_.load(std::memory_order_relaxed) + pending_;
+  read_i_.store(read_i, std::memory_order_relaxed);
   pending_ = 0;
+  // Over the wire each pointer is a message: it goes once a quarter of the
+  // ring has been read since the last one. A sender blocks only while more
+  // than half the ring is unread or unreported (a message is at most half
+  // of it), so draining the ring always writes it one that frees the room.
+  if (sender_.remote() && read_i - written_read_i_ < config_.ring_bytes / 4) return Errc::kOk;
   // The pointer is a lazy hint: it is not waited for (the deadline is
   // expired without a clock read).
   return write_read_pointer(Deadline::already_expired());
@@ -117,7 +123,9 @@ Errc DmqReceiver::write_read_pointer(Deadline hold) {
     return Errc::kOk;
   }
   // Fires the sender's space tripwire.
-  const Errc e = sender_.write_word(kLazyRead, read_i_.load(std::memory_order_relaxed), hold);
+  const uint64_t read_i = read_i_.load(std::memory_order_relaxed);
+  const Errc e = sender_.write_word(kLazyRead, read_i, hold);
+  if (e == Errc::kOk) written_read_i_ = read_i;
   owed_ = e == Errc::kTimeout;
   return e == Errc::kOk || owed_ ? Errc::kOk : fail(e);
 }

@@ -105,6 +105,7 @@ class DmqReceiver {
   std::atomic<uint64_t> read_i_{0};
   size_t pending_ = 0;  // bytes of the message handed out, consumed on release()
   bool owed_ = false;   // the last read pointer's write found the sender on the host
+  uint64_t written_read_i_ = 0;  // the read position last written to the sender
   std::atomic<Errc> status_{Errc::kOk};
   std::atomic<bool> peer_closed_{false};
 };
