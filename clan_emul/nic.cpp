@@ -13,7 +13,6 @@
 #include "clan_emul/dma_engine.hpp"
 #include "clan_emul/error_detail.hpp"
 #include "clan_emul/event_queue.hpp"
-#include "clan_emul/host_identity.hpp"
 #include "clan_emul/region.hpp"
 #include "clan_emul/resident_set.hpp"
 #include "clan_emul/runner.hpp"
@@ -28,7 +27,7 @@ uint64_t random_u64() {
   return v;
 }
 
-static std::string nic_memfd_name(uint64_t nic_id) {
+std::string Nic::nic_memfd_name(uint64_t nic_id) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "clan-nic-%016llx", static_cast<unsigned long long>(nic_id));
   return buf;
@@ -305,25 +304,6 @@ Errc check_cookie(const NicView& v, const RdmaCookie& cookie) {
   if (before != want) return cookie_state_error(before, cookie.generation);
   if (cookie.length == 0 || cookie.length > slot->length) return Errc::kForgedCookie;
   return Errc::kOk;
-}
-
-// Whether the cookie names a NIC of another process of this host: its
-// owner's descriptor is that NIC's memory (named by the NIC's random id),
-// and the owner sees this host's boot id. A NIC of another host that claims
-// such a NIC's id must not take its imports (nor learn their secrets). NICs
-// of this process linked by a wire reach each other over it, as tests of
-// the wire within one process do; a claim of this NIC's own id is refused
-// where the claim arrives (reach()).
-bool Nic::names_local_nic(const RdmaCookie& cookie) const {
-  if (cookie.nic_id == id()) return true;
-  if (cookie.pid <= 0 || cookie.pid == ::getpid() || cookie.nic_fd < 0) return false;
-  char path[64], target[128];
-  std::snprintf(path, sizeof path, "/proc/%d/fd/%d", static_cast<int>(cookie.pid), cookie.nic_fd);
-  const ssize_t n = ::readlink(path, target, sizeof target - 1);
-  if (n < 0) return false;
-  target[n] = '\0';
-  return "/memfd:" + nic_memfd_name(cookie.nic_id) + " (deleted)" == target &&
-         read_boot_id_of(cookie.pid) == read_boot_id();
 }
 
 Result<Aperture> Nic::import(const RdmaCookie& cookie, const Endpoint* endpoint) {

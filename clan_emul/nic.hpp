@@ -168,6 +168,7 @@ class Nic final : private wire::WireOwner {
     if (wire_) wire_->close_registration(region);
   }
   static std::string region_memfd_name(uint64_t nic_id, uint32_t index, uint32_t generation);
+  static std::string nic_memfd_name(uint64_t nic_id);
   const NicView& view() const { return view_; }
 
   NicConfig config_;

@@ -1,10 +1,14 @@
 // The NIC's side of the remote wire (wire/wire.hpp): opening it, connecting
 // it to NICs of other hosts, importing their cookies as apertures over it,
 // and the NIC logic for writes that arrive over it.
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 
 #include "clan_emul/aperture.hpp"
 #include "clan_emul/error_detail.hpp"
+#include "clan_emul/host_identity.hpp"
 #include "clan_emul/nic.hpp"
 #include "clan_emul/tripwire.hpp"
 #include "clan_emul/wire/write_notice.hpp"
@@ -33,6 +37,25 @@ Errc Nic::connect_wire(uint64_t nic_id, const std::string& address, Deadline dea
   }
   auto link = wire_->link_to(nic_id, address, deadline);
   return link ? Errc::kOk : append_error_context(link.error(), "NIC '%s'", config_.name.c_str());
+}
+
+// Whether the cookie names a NIC of another process of this host: its
+// owner's descriptor is that NIC's memory (named by the NIC's random id),
+// and the owner sees this host's boot id. A NIC of another host that claims
+// such a NIC's id must not take its imports (nor learn their secrets). NICs
+// of this process linked by a wire reach each other over it, as tests of
+// the wire within one process do; a claim of this NIC's own id is refused
+// where the claim arrives (reach()).
+bool Nic::names_local_nic(const RdmaCookie& cookie) const {
+  if (cookie.nic_id == id()) return true;
+  if (cookie.pid <= 0 || cookie.pid == ::getpid() || cookie.nic_fd < 0) return false;
+  char path[64], target[128];
+  std::snprintf(path, sizeof path, "/proc/%d/fd/%d", static_cast<int>(cookie.pid), cookie.nic_fd);
+  const ssize_t n = ::readlink(path, target, sizeof target - 1);
+  if (n < 0) return false;
+  target[n] = '\0';
+  return "/memfd:" + nic_memfd_name(cookie.nic_id) + " (deleted)" == target &&
+         read_boot_id_of(cookie.pid) == read_boot_id();
 }
 
 Result<Aperture> Nic::import_remote(const RdmaCookie& cookie, const Endpoint* endpoint) {
