@@ -120,7 +120,7 @@ class Server:
         return self.log()
 
 
-def client(hosts, peer, transport, args, host_words=True):
+def client(hosts, peer, args, host_words=True):
     extra = ["-ORBclanHost", hosts.addr["A"]] if host_words else []
     return hosts.run("A", peer, *args, *extra, "-ORBtraceLevel", "10")
 
@@ -140,38 +140,42 @@ def serve(hosts, peer, transport, with_tcp=False):
     return Server(hosts, peer, endpoints)
 
 
-def echo(hosts, peer, plain, transport):
-    srv = serve(hosts, peer, transport)
+def run_clients(hosts, srv, runs, over, program, host_words=True):
+    """Runs each client of `runs` (what, arguments) in A against `srv`, each
+    to succeed, then stops the server, which must have accepted a connection
+    over giop:`over`. The clients' results and the server's log."""
+    done = []
     try:
-        for calls, size in (("300", "16"), ("4", "200000")):
-            c = client(hosts, peer, transport, ["client", "--ior", srv.ior["echo"], "--calls", calls, "--size", size])
-            check_ok(c, f"{calls} echo calls of {size} bytes", srv.log())
+        for what, args in runs:
+            c = client(hosts, program, args, host_words)
+            check_ok(c, what, srv.log())
+            done.append(c)
     finally:
         log = srv.stop()
-    check_over(transport, log)
+    check_over(over, log)
+    return done, log
+
+
+def echo(hosts, peer, plain, transport):
+    srv = serve(hosts, peer, transport)
+    runs = [(f"{calls} echo calls of {size} bytes", ["client", "--ior", srv.ior["echo"], "--calls", calls, "--size", size])
+            for calls, size in (("300", "16"), ("4", "200000"))]
+    run_clients(hosts, srv, runs, transport, peer)
 
 
 def ttcp(hosts, peer, plain, transport):
     srv = serve(hosts, peer, transport)
-    try:
-        for mode, size, calls in (("exactly", "65536", "40"), ("marshalled", "65536", "10"),
-                                  ("oneway", "8192", "200")):
-            c = client(hosts, peer, transport,
-                       ["ttcp", "--ior", srv.ior["ttcp"], "--mode", mode, "--size", size, "--calls", calls])
-            check_ok(c, f"ttcp {mode} {calls} x {size} B", srv.log())
-    finally:
-        log = srv.stop()
-    check_over(transport, log)
+    runs = [(f"ttcp {mode} {calls} x {size} B",
+             ["ttcp", "--ior", srv.ior["ttcp"], "--mode", mode, "--size", size, "--calls", calls])
+            for mode, size, calls in (("exactly", "65536", "40"), ("marshalled", "65536", "10"),
+                                      ("oneway", "8192", "200"))]
+    run_clients(hosts, srv, runs, transport, peer)
 
 
 def exception(hosts, peer, plain, transport):
     srv = serve(hosts, peer, transport)
-    try:
-        c = client(hosts, peer, transport, ["ttcp", "--ior", srv.ior["ttcp"], "--mode", "corrupt", "--size", "4096"])
-        check_ok(c, "a corrupt buffer", srv.log())
-    finally:
-        log = srv.stop()
-    check_over(transport, log)
+    runs = [("a corrupt buffer", ["ttcp", "--ior", srv.ior["ttcp"], "--mode", "corrupt", "--size", "4096"])]
+    run_clients(hosts, srv, runs, transport, peer)
 
 
 def killed(hosts, peer, plain, transport):
@@ -207,41 +211,32 @@ def names(hosts, peer, plain, transport):
         if "Root context is " not in said:
             raise Failed(f"omniNames did not start: {said[-2000:]}")
         srv = serve(hosts, peer, transport)
-        try:
-            ref = f"corbaloc::{b}:{port}/NameService"
-            bound = hosts.run("B", "nameclt", "-ORBInitRef", f"NameService={ref}", "bind", "echo", srv.ior["echo"])
-            if bound.returncode != 0:
-                raise Failed(f"nameclt could not bind the IOR: {bound.stdout}{bound.stderr}")
-            c = client(hosts, peer, transport, ["client", "--ns", ref, "--name", "echo", "--calls", "20"])
-            check_ok(c, "calls on the IOR from omniNames", srv.log())
-        finally:
-            log = srv.stop()
+        ref = f"corbaloc::{b}:{port}/NameService"
+        bound = hosts.run("B", "nameclt", "-ORBInitRef", f"NameService={ref}", "bind", "echo", srv.ior["echo"])
+        if bound.returncode != 0:
+            srv.stop()
+            raise Failed(f"nameclt could not bind the IOR: {bound.stdout}{bound.stderr}")
+        runs = [("calls on the IOR from omniNames", ["client", "--ns", ref, "--name", "echo", "--calls", "20"])]
+        run_clients(hosts, srv, runs, transport, peer)
     finally:
         ns.kill()
         ns.wait()
-    check_over(transport, log)
+
+
+def over_tcp(hosts, peer, program, transport, what):
+    """50 calls from `program` without -ORBclanHost to a server publishing
+    giop:TRANSPORT and giop:tcp: all over tcp. The client's result."""
+    srv = serve(hosts, peer, transport, with_tcp=True)
+    runs = [(what, ["client", "--ior", srv.ior["echo"], "--calls", "50"])]
+    return run_clients(hosts, srv, runs, "tcp", program, host_words=False)[0][0]
 
 
 def plain(hosts, peer, plain_peer, transport):
-    srv = serve(hosts, peer, transport, with_tcp=True)
-    try:
-        c = client(hosts, plain_peer, transport, ["client", "--ior", srv.ior["echo"], "--calls", "50"], False)
-        check_ok(c, "a client without clanorb", srv.log())
-    finally:
-        log = srv.stop()
-    if "Accepted connection from giop:tcp:" not in log:
-        raise Failed(f"the server accepted no giop:tcp connection: {log[-2000:]}")
+    over_tcp(hosts, peer, plain_peer, transport, "a client without clanorb")
 
 
 def no_host_words(hosts, peer, plain_peer, transport):
-    srv = serve(hosts, peer, transport, with_tcp=True)
-    try:
-        c = client(hosts, peer, transport, ["client", "--ior", srv.ior["echo"], "--calls", "50"], False)
-        check_ok(c, "a client without -ORBclanHost", srv.log())
-    finally:
-        log = srv.stop()
-    if "Accepted connection from giop:tcp:" not in log:
-        raise Failed(f"the server accepted no giop:tcp connection: {log[-2000:]}")
+    c = over_tcp(hosts, peer, peer, transport, "a client without -ORBclanHost")
     if "this process has no -ORBclanHost" not in c.stderr:
         raise Failed(f"the client did not say why it left giop:{transport}: {c.stderr[-3000:]}")
 
@@ -251,18 +246,12 @@ def loss(hosts, peer, plain_peer, transport):
         raise Failed("the fault model is giop:otp's")
     faults = ["-ORBotpLossPpm", "20000", "-ORBotpCorruptPpm", "2000"]
     srv = Server(hosts, peer, ["giop:otp::"], [*faults, "-ORBotpSeed", "7"])
-    clients = []
-    try:
-        for args in (["client", "--ior", srv.ior["echo"], "--calls", "300", "--size", "3000"],
-                     ["ttcp", "--ior", srv.ior["ttcp"], "--mode", "exactly", "--size", "65536", "--calls", "20"]):
-            c = client(hosts, peer, transport, [*args, *faults])
-            check_ok(c, " ".join(args[:1] + args[3:]), srv.log())
-            clients.append(c.stderr)
-    finally:
-        log = srv.stop()
-    check_over(transport, log)
+    runs = [(" ".join(args[:1] + args[3:]), [*args, *faults])
+            for args in (["client", "--ior", srv.ior["echo"], "--calls", "300", "--size", "3000"],
+                         ["ttcp", "--ior", srv.ior["ttcp"], "--mode", "exactly", "--size", "65536", "--calls", "20"])]
+    clients, log = run_clients(hosts, srv, runs, transport, peer)
     # Each connection's end line counts its retransmitted packets.
-    resent = sum(int(n) for n in re.findall(r"retransmitted (\d+);", log + "".join(clients)))
+    resent = sum(int(n) for n in re.findall(r"retransmitted (\d+);", log + "".join(c.stderr for c in clients)))
     if resent == 0:
         raise Failed(f"no connection retransmitted anything under loss: {log[-2000:]}")
 
